@@ -1,0 +1,295 @@
+#include "arch/x86_64/relocate.h"
+
+#include <stdbool.h>
+#include <string.h>
+
+int x86_decoder_open(csh *handle)
+{
+    if (cs_open(CS_ARCH_X86, CS_MODE_64, handle) != CS_ERR_OK)
+        return -1;
+    if (cs_option(*handle, CS_OPT_DETAIL, CS_OPT_ON) != CS_ERR_OK) {
+        cs_close(handle);
+        return -1;
+    }
+    return 0;
+}
+
+void x86_decoder_close(csh *handle)
+{
+    cs_close(handle);
+}
+
+struct emitter {
+    uint8_t *buf;
+    size_t len;
+    uint64_t base; /* runtime address of buf[0] */
+};
+
+static void emit(struct emitter *e, const void *bytes, size_t n)
+{
+    memcpy(e->buf + e->len, bytes, n);
+    e->len += n;
+}
+
+static void emit_u32(struct emitter *e, uint32_t v)
+{
+    emit(e, &v, 4);
+}
+
+static void emit_u64(struct emitter *e, uint64_t v)
+{
+    emit(e, &v, 8);
+}
+
+static bool fits_rel32(int64_t v)
+{
+    return v >= INT32_MIN && v <= INT32_MAX;
+}
+
+/* jmp target: rel32 when in reach, else "jmp [rip+0]" followed by the absolute address. */
+static void emit_jmp(struct emitter *e, uint64_t target)
+{
+    int64_t rel = (int64_t)(target - (e->base + e->len + 5));
+    if (fits_rel32(rel)) {
+        uint8_t op = 0xe9;
+        emit(e, &op, 1);
+        emit_u32(e, (uint32_t)(int32_t)rel);
+        return;
+    }
+    static const uint8_t jmp_abs[] = {0xff, 0x25, 0, 0, 0, 0};
+    emit(e, jmp_abs, sizeof(jmp_abs));
+    emit_u64(e, target);
+}
+
+/* The branch target of a relative jmp/jcc/call/loop: capstone resolves it to an immediate. */
+static uint64_t relative_target(const cs_insn *insn)
+{
+    const cs_x86 *x = &insn->detail->x86;
+    for (int i = 0; i < x->op_count; i++)
+        if (x->operands[i].type == X86_OP_IMM)
+            return (uint64_t)x->operands[i].imm;
+    return 0;
+}
+
+static bool has_group(const cs_insn *insn, uint8_t group)
+{
+    const cs_detail *d = insn->detail;
+    for (int i = 0; i < d->groups_count; i++)
+        if (d->groups[i] == group)
+            return true;
+    return false;
+}
+
+static bool is_rip_relative(const cs_insn *insn)
+{
+    const cs_x86 *x = &insn->detail->x86;
+    for (int i = 0; i < x->op_count; i++)
+        if (x->operands[i].type == X86_OP_MEM && x->operands[i].mem.base == X86_REG_RIP)
+            return true;
+    return false;
+}
+
+static bool uses_rsp_base(const cs_insn *insn)
+{
+    const cs_x86 *x = &insn->detail->x86;
+    for (int i = 0; i < x->op_count; i++)
+        if (x->operands[i].type == X86_OP_MEM && x->operands[i].mem.base == X86_REG_RSP)
+            return true;
+    return false;
+}
+
+/* Copies insn to e, retargeting a rip-relative displacement to the new location.
+ * new_len_delta: bytes that will follow the copy before "rip" as the CPU sees it (0 here). */
+static int copy_rip_fixed(struct emitter *e, const cs_insn *insn, uint64_t addr, const char **why)
+{
+    uint8_t bytes[X86_MAX_INSN];
+    memcpy(bytes, insn->bytes, insn->size);
+    if (is_rip_relative(insn)) {
+        const cs_x86_encoding *enc = &insn->detail->x86.encoding;
+        if (enc->disp_size != 4 || !enc->disp_offset) {
+            *why = "rip-relative operand without a 32-bit displacement";
+            return -1;
+        }
+        int32_t disp;
+        memcpy(&disp, bytes + enc->disp_offset, 4);
+        uint64_t target = addr + insn->size + (int64_t)disp;
+        int64_t new_disp = (int64_t)(target - (e->base + e->len + insn->size));
+        if (!fits_rel32(new_disp)) {
+            *why = "rip-relative operand out of reach of the scratch page";
+            return -1;
+        }
+        int32_t d32 = (int32_t)new_disp;
+        memcpy(bytes + enc->disp_offset, &d32, 4);
+    }
+    emit(e, bytes, insn->size);
+    return 0;
+}
+
+/*   call rel32             ->   push [rip+lit_ret]      ; the original return address
+ *                               jmp  [rip+lit_target]
+ *                               lit_ret: .quad addr+len ; lit_target: .quad target */
+static void relocate_call_rel(struct emitter *e, uint64_t ret, uint64_t target)
+{
+    static const uint8_t push_lit[] = {0xff, 0x35, 6, 0, 0, 0};
+    static const uint8_t jmp_lit[] = {0xff, 0x25, 8, 0, 0, 0};
+    emit(e, push_lit, sizeof(push_lit));
+    emit(e, jmp_lit, sizeof(jmp_lit));
+    emit_u64(e, ret);
+    emit_u64(e, target);
+}
+
+/*   call r/m (ff /2)       ->   push [rip+lit_ret]
+ *                               jmp  r/m (ff /4)        ; rsp-based operands +8 for the push
+ *                               lit_ret: .quad addr+len */
+static int relocate_call_indirect(struct emitter *e, const cs_insn *insn, uint64_t addr,
+                                  const char **why)
+{
+    const cs_x86_encoding *enc = &insn->detail->x86.encoding;
+    uint8_t bytes[X86_MAX_INSN];
+    memcpy(bytes, insn->bytes, insn->size);
+    if (!enc->modrm_offset || bytes[enc->modrm_offset - 1] != 0xff) {
+        *why = "unexpected encoding of an indirect call";
+        return -1;
+    }
+    bytes[enc->modrm_offset] = (uint8_t)((bytes[enc->modrm_offset] & ~0x38) | (4 << 3));
+    if (uses_rsp_base(insn)) {
+        if (enc->disp_size == 1) {
+            int v = (int8_t)bytes[enc->disp_offset] + 8;
+            if (v > INT8_MAX) {
+                *why = "rsp-relative indirect call with a large displacement";
+                return -1;
+            }
+            bytes[enc->disp_offset] = (uint8_t)(int8_t)v;
+        } else if (enc->disp_size == 4) {
+            int32_t d;
+            memcpy(&d, bytes + enc->disp_offset, 4);
+            d += 8;
+            memcpy(bytes + enc->disp_offset, &d, 4);
+        } else {
+            *why = "rsp-relative indirect call without displacement";
+            return -1;
+        }
+    }
+    static const uint8_t push_lit[] = {0xff, 0x35, 0, 0, 0, 0};
+    size_t push_at = e->len;
+    emit(e, push_lit, sizeof(push_lit));
+    if (is_rip_relative(insn)) {
+        int32_t disp;
+        memcpy(&disp, bytes + enc->disp_offset, 4);
+        uint64_t target = addr + insn->size + (int64_t)disp;
+        int64_t nd = (int64_t)(target - (e->base + e->len + insn->size));
+        if (!fits_rel32(nd)) {
+            *why = "rip-relative operand out of reach of the scratch page";
+            return -1;
+        }
+        int32_t d32 = (int32_t)nd;
+        memcpy(bytes + enc->disp_offset, &d32, 4);
+    }
+    emit(e, bytes, insn->size);
+    uint32_t lit_disp = (uint32_t)(e->len - (push_at + sizeof(push_lit)));
+    memcpy(e->buf + push_at + 2, &lit_disp, 4);
+    emit_u64(e, addr + insn->size);
+    return 0;
+}
+
+/*   jcc target             ->   j<cc> short taken        (jrcxz/loop keep their opcode)
+ *                               jmp addr+len
+ *                        taken: jmp target */
+static int relocate_cond_branch(struct emitter *e, const cs_insn *insn, uint64_t addr,
+                                const char **why)
+{
+    const cs_x86 *x = &insn->detail->x86;
+    uint64_t target = relative_target(insn);
+    uint8_t op[X86_MAX_INSN];
+    size_t oplen;
+    if (x->opcode[0] >= 0x70 && x->opcode[0] <= 0x7f) {
+        op[0] = x->opcode[0];
+        oplen = 1;
+    } else if (x->opcode[0] == 0x0f && x->opcode[1] >= 0x80 && x->opcode[1] <= 0x8f) {
+        op[0] = (uint8_t)(0x70 | (x->opcode[1] & 0x0f));
+        oplen = 1;
+    } else if (x->opcode[0] >= 0xe0 && x->opcode[0] <= 0xe3 && insn->size <= X86_MAX_INSN) {
+        /* loop/loope/loopne/jrcxz: rel8 only; keep any address-size prefix. */
+        oplen = insn->size - 1;
+        memcpy(op, insn->bytes, oplen);
+    } else {
+        *why = "unknown conditional branch encoding";
+        return -1;
+    }
+    size_t branch_at = e->len;
+    emit(e, op, oplen);
+    uint8_t rel8 = 0;
+    emit(e, &rel8, 1);
+    emit_jmp(e, addr + insn->size);
+    e->buf[branch_at + oplen] = (uint8_t)(e->len - (branch_at + oplen + 1));
+    emit_jmp(e, target);
+    return 0;
+}
+
+static bool is_endbr64(const uint8_t *code, size_t avail)
+{
+    static const uint8_t endbr64[] = {0xf3, 0x0f, 0x1e, 0xfa};
+    return avail >= 4 && memcmp(code, endbr64, 4) == 0;
+}
+
+int x86_relocate(csh handle, const uint8_t *code, size_t avail, uint64_t addr, uint64_t ool,
+                 struct relocation *out, const char **why)
+{
+    memset(out, 0, sizeof(*out));
+    if (is_endbr64(code, avail)) {
+        /* Without user-space IBT (not enabled on this kernel's user space) endbr64 is a nop. */
+        out->kind = RELOC_JUMP;
+        out->insn_len = 4;
+        out->resume = addr + 4;
+        return 0;
+    }
+    cs_insn *insn = NULL;
+    if (cs_disasm(handle, code, avail, addr, 1, &insn) != 1) {
+        *why = "undecodable instruction";
+        return -1;
+    }
+    struct emitter e = {out->code, 0, ool};
+    int rc = 0;
+    out->insn_len = insn->size;
+    out->kind = RELOC_OUT_OF_LINE;
+    switch (insn->id) {
+    case X86_INS_NOP:
+        out->kind = RELOC_JUMP;
+        out->resume = addr + insn->size;
+        break;
+    case X86_INS_JMP:
+        if (has_group(insn, X86_GRP_BRANCH_RELATIVE)) {
+            out->kind = RELOC_JUMP;
+            out->resume = relative_target(insn);
+        } else {
+            rc = copy_rip_fixed(&e, insn, addr, why);
+        }
+        break;
+    case X86_INS_CALL:
+        if (has_group(insn, X86_GRP_BRANCH_RELATIVE))
+            relocate_call_rel(&e, addr + insn->size, relative_target(insn));
+        else
+            rc = relocate_call_indirect(&e, insn, addr, why);
+        break;
+    case X86_INS_RET:
+    case X86_INS_RETF:
+        emit(&e, insn->bytes, insn->size);
+        break;
+    case X86_INS_XBEGIN:
+        *why = "transactional xbegin";
+        rc = -1;
+        break;
+    default:
+        if (has_group(insn, X86_GRP_BRANCH_RELATIVE)) {
+            rc = relocate_cond_branch(&e, insn, addr, why);
+        } else {
+            rc = copy_rip_fixed(&e, insn, addr, why);
+            if (rc == 0)
+                emit_jmp(&e, addr + insn->size);
+        }
+        break;
+    }
+    out->code_len = e.len;
+    cs_free(insn, 1);
+    return rc;
+}

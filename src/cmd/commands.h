@@ -1,0 +1,8 @@
+/* Subcommands: one file each under src/cmd/. */
+#ifndef CALLTRACE_CMD_COMMANDS_H
+#define CALLTRACE_CMD_COMMANDS_H
+
+int cmd_record(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+
+#endif

@@ -1,0 +1,155 @@
+/* Threads and processes coming and going: clone, fork, vfork, and exits. */
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+
+#include "engine/engine.h"
+#include "probe/addrspace.h"
+#include "probe/memory.h"
+#include "util/log.h"
+
+/* The command line of pid, arguments joined by spaces, for the process's track name. */
+static void read_cmdline(pid_t pid, char *buf, size_t len)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+    FILE *f = fopen(path, "re");
+    size_t n = f ? fread(buf, 1, len - 1, f) : 0;
+    if (f)
+        fclose(f);
+    while (n && buf[n - 1] == '\0')
+        n--;
+    for (size_t i = 0; i < n; i++)
+        if (buf[i] == '\0')
+            buf[i] = ' ';
+    buf[n] = '\0';
+    if (!n)
+        snprintf(buf, len, "pid %d", (int)pid);
+}
+
+void engine_record_process(struct session *s, struct process *p, bool is_exec)
+{
+    char cmdline[1024];
+    read_cmdline(p->pid, cmdline, sizeof(cmdline));
+    rec_process(s->rec, p->pid, p->ppid, s->now, cmdline, is_exec);
+}
+
+/* The clone flags of the system call the parent is stopped in (clone or clone3). */
+static unsigned long clone_flags(struct process *parent, pid_t tid)
+{
+    struct user_regs_struct regs;
+    if (ptrace(PTRACE_GETREGS, tid, 0, &regs) < 0)
+        return 0;
+    if (regs.orig_rax == SYS_clone)
+        return regs.rdi;
+#ifdef SYS_clone3
+    if (regs.orig_rax == SYS_clone3) {
+        unsigned long long flags = 0;
+        if (mem_read(parent->mem_fd, regs.rdi, &flags, sizeof(flags)) == 0)
+            return (unsigned long)flags;
+    }
+#endif
+    return 0;
+}
+
+static struct process *new_process(struct session *s, struct thread *parent, pid_t pid,
+                                   bool shares_memory)
+{
+    struct process *pp = parent->proc;
+    struct process *p = process_new(s, pid, pp->pid);
+    if (!p)
+        return NULL;
+    p->mem_fd = mem_open(pid);
+    p->exec_done = pp->exec_done;
+    p->as = shares_memory ? addrspace_ref(pp->as) : addrspace_copy(pp->as);
+    if (!p->as) {
+        process_forget(s, p);
+        return NULL;
+    }
+    return p;
+}
+
+void engine_on_new_child(struct session *s, struct thread *parent, int event)
+{
+    unsigned long new_tid = 0;
+    ptrace(PTRACE_GETEVENTMSG, parent->tid, 0, &new_tid);
+    unsigned long flags = event == PTRACE_EVENT_CLONE ? clone_flags(parent->proc, parent->tid) : 0;
+    bool is_thread = event == PTRACE_EVENT_CLONE && (flags & CLONE_THREAD);
+    bool shares = event == PTRACE_EVENT_VFORK || (flags & CLONE_VM);
+    pid_t tid = (pid_t)new_tid;
+    /* Its first stop may already be parked; if not, it will come as PTRACE_EVENT_STOP. */
+    struct thread *t = new_tid ? thread_find(s, tid) : NULL;
+    if (!t && new_tid)
+        t = thread_new(s, NULL, tid);
+    struct process *p = parent->proc;
+    if (t && !is_thread)
+        p = new_process(s, parent, tid, shares);
+    if (!t || !p) {
+        err_msg("cannot follow new %s %d: out of memory", is_thread ? "thread" : "process",
+                (int)tid);
+        engine_resume(parent, 0);
+        return;
+    }
+    t->proc = p;
+    p->nthreads++;
+    if (!is_thread) {
+        frames_copy_inherited(&t->stack, &parent->stack);
+        engine_record_process(s, p, false);
+    }
+    rec_thread(s->rec, p->pid, tid, s->now);
+    dbg(DBG_ENGINE, 2, "%d: new %s %d", (int)parent->tid, is_thread ? "thread" : "process",
+        (int)tid);
+    if (t->pending_first) {
+        t->pending_first = false;
+        engine_handle_stop(s, tid, t->pending_status);
+    }
+    engine_resume(parent, 0);
+}
+
+static void end_thread(struct session *s, struct thread *t)
+{
+    thread_close_frames(s, t, EXIT_UNFINISHED);
+    rec_thread_end(s->rec, t->proc->pid, t->tid, s->now);
+    thread_forget(s, t);
+}
+
+/* Every thread of p but keep (exec) or all of them (exit). */
+void engine_end_threads(struct session *s, struct process *p, struct thread *keep)
+{
+    struct thread *victims[64];
+    for (;;) {
+        size_t n = 0;
+        ADDR_MAP_FOREACH(&s->threads, slot)
+        {
+            struct thread *t = slot->value;
+            if (t->proc == p && t != keep && n < 64)
+                victims[n++] = t;
+        }
+        if (!n)
+            return;
+        for (size_t i = 0; i < n; i++)
+            end_thread(s, victims[i]);
+    }
+}
+
+void engine_on_exit(struct session *s, struct thread *t, int status)
+{
+    struct process *p = t->proc;
+    if (t->tid != p->pid) {
+        end_thread(s, t);
+        return;
+    }
+    engine_end_threads(s, p, NULL);
+    rec_process_end(s->rec, p->pid, status, s->now);
+    if (p->pid == s->main_pid) {
+        s->main_status = status;
+        s->main_done = true;
+    }
+    dbg(DBG_ENGINE, 2, "process %d ended, status %#x", (int)p->pid, status);
+    process_forget(s, p);
+}

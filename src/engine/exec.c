@@ -1,0 +1,72 @@
+/* PTRACE_EVENT_EXEC: the process has a new image. Everything known of the old one goes (its
+ * threads, open calls, breakpoints); the new image gets its breakpoints before its first
+ * instruction runs. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <unistd.h>
+
+#include "engine/engine.h"
+#include "probe/addrspace.h"
+#include "probe/breakpoints.h"
+#include "probe/memory.h"
+#include "probe/remote_syscall.h"
+#include "symbols/elf_image.h"
+#include "symbols/proc_maps.h"
+#include "util/log.h"
+
+static void trace_new_image(struct session *s, struct process *p)
+{
+    char link[64], exe[PATH_MAX];
+    snprintf(link, sizeof(link), "/proc/%d/exe", (int)p->pid);
+    ssize_t n = readlink(link, exe, sizeof(exe) - 1);
+    exe[n > 0 ? n : 0] = '\0';
+    struct elf_image image;
+    /* Open through /proc so the file exec'd is the file read, even if renamed since. */
+    if (elf_image_load(&image, link) < 0)
+        return;
+    if (remote_leave_syscall(p, p->pid) < 0) {
+        dbg(DBG_ENGINE, 1, "process %d: cannot stop it at its first instruction: %s",
+            (int)p->pid, strerror(errno));
+        elf_image_free(&image);
+        return;
+    }
+    uint64_t bias = 0;
+    if (image.pie) {
+        uint64_t entry = auxv_entry(p->pid);
+        bias = entry ? entry - image.entry : 0;
+    }
+    long traced = probe_insert_entries(s, p, p->pid, &image, bias);
+    dbg(DBG_ENGINE, 1, "%s: %ld functions traced in process %d", exe, traced, (int)p->pid);
+    elf_image_free(&image);
+}
+
+void engine_on_exec(struct session *s, struct thread *t)
+{
+    struct process *p = t->proc;
+    unsigned long former_tid = 0;
+    ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &former_tid);
+    /* The exec'ing thread now has the leader's tid; all the others are gone. */
+    engine_end_threads(s, p, t);
+    thread_close_frames(s, t, EXIT_UNFINISHED);
+    dbg(DBG_ENGINE, 2, "process %d: exec by thread %lu", (int)p->pid, former_tid);
+    addrspace_unref(p->as);
+    p->as = addrspace_new();
+    if (p->mem_fd >= 0)
+        close(p->mem_fd);
+    p->mem_fd = mem_open(p->pid); /* the old descriptor still points at the old memory */
+    if (!p->as || p->mem_fd < 0) {
+        err_msg("process %d: cannot follow its exec: %s", (int)p->pid, strerror(errno));
+        engine_resume(t, 0);
+        return;
+    }
+    t->region_lo[0] = t->region_hi[0] = t->region_lo[1] = t->region_hi[1] = 0;
+    engine_record_process(s, p, p->exec_done);
+    if (!p->exec_done) /* calltrace's own child until now: the program starts here */
+        rec_thread(s->rec, p->pid, t->tid, s->now);
+    p->exec_done = true;
+    trace_new_image(s, p);
+    engine_resume(t, 0);
+}

@@ -1,0 +1,89 @@
+/* The ptrace session: every traced process and thread, and what the engine knows of each.
+ *
+ *   session ──> processes (by pid) ──> addrspace (shared by vfork/CLONE_VM children until
+ *          │                              they exec; copied on fork): breakpoints, scratch
+ *          └──> threads (by tid) ──> shadow stack of open calls
+ */
+#ifndef CALLTRACE_ENGINE_SESSION_H
+#define CALLTRACE_ENGINE_SESSION_H
+
+#include <capstone/capstone.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "engine/frames.h"
+#include "record/clock.h"
+#include "record/writer.h"
+#include "util/addr_map.h"
+
+struct addrspace;
+
+struct process {
+    pid_t pid;
+    pid_t ppid;
+    int mem_fd; /* /proc/PID/mem: one pread/pwrite per access, never PEEK/POKE loops */
+    struct addrspace *as;
+    unsigned nthreads;
+    bool exec_done; /* the first exec happened: the image is the program, not calltrace */
+};
+
+struct thread {
+    pid_t tid;
+    struct process *proc;
+    struct shadow_stack stack;
+    bool started;       /* its first stop was seen and it was resumed */
+    bool pending_first; /* stopped before its creator reported it: waiting to be adopted */
+    int pending_status;
+    /* the stack mappings last seen under this thread, to compare sp only within one stack */
+    uint64_t region_lo[2], region_hi[2];
+    unsigned region_next;
+};
+
+struct record_options {
+    int verbose;
+    bool follow_forks;
+};
+
+struct session {
+    const struct record_options *opts;
+    struct recorder *rec;
+    const struct clock_calibration *clock;
+    csh decoder;
+    struct addr_map threads;   /* tid -> struct thread */
+    struct addr_map processes; /* pid -> struct process */
+    uint32_t next_func_id;
+    pid_t main_pid;
+    int main_status; /* wait status of the first process */
+    bool main_done;
+    unsigned live_processes;
+    volatile sig_atomic_t *stop_signal; /* set by calltrace's own signal handler */
+    bool killing;
+    uint64_t now; /* ticks of the stop being handled */
+    uint64_t skipped_functions;
+    uint64_t uncatchable_returns;
+};
+
+int session_init(struct session *s, const struct record_options *opts, struct recorder *rec,
+                 const struct clock_calibration *clock, volatile sig_atomic_t *stop_signal);
+void session_free(struct session *s);
+
+struct process *process_new(struct session *s, pid_t pid, pid_t ppid);
+void process_forget(struct session *s, struct process *p);
+struct thread *thread_new(struct session *s, struct process *p, pid_t tid);
+void thread_forget(struct session *s, struct thread *t);
+struct thread *thread_find(struct session *s, pid_t tid);
+
+/* What session_frame_end needs to record a frame's end. */
+struct frame_end_ctx {
+    struct session *s;
+    struct thread *t;
+};
+
+/* Records the end of every open frame of t, with flags, at the current stop's time. */
+void thread_close_frames(struct session *s, struct thread *t, unsigned flags);
+/* The callback frames.c calls for each frame that ends. */
+void session_frame_end(void *ctx, const struct frame *frame, unsigned flags);
+
+#endif

@@ -1,0 +1,63 @@
+/* A SIGTRAP stop: one of calltrace's breakpoints (a function entry, a return site, or both), or
+ * a trap of the program's own, which goes back to it untouched. */
+#include <signal.h>
+#include <stddef.h>
+#include <sys/ptrace.h>
+#include <sys/user.h>
+
+#include "engine/engine.h"
+#include "engine/stack_region.h"
+#include "probe/addrspace.h"
+#include "probe/breakpoints.h"
+#include "probe/memory.h"
+#include "util/log.h"
+
+/* An int3 reports si_code SI_KERNEL; the program's raise(SIGTRAP) or kill() does not, even if
+ * it happened to stop right after one of our breakpoints. */
+static bool trap_is_int3(pid_t tid)
+{
+    siginfo_t si;
+    if (ptrace(PTRACE_GETSIGINFO, tid, 0, &si) < 0)
+        return false;
+    return si.si_code == SI_KERNEL;
+}
+
+static void on_entry(struct session *s, struct thread *t, const struct breakpoint *bp,
+                     uint64_t sp)
+{
+    struct process *p = t->proc;
+    uint64_t ret = 0;
+    if (mem_read(p->mem_fd, sp, &ret, sizeof(ret)) < 0)
+        return;
+    struct frame call = {.entry_sp = sp,
+                         .ret_addr = ret,
+                         .region = stack_region(t, sp),
+                         .func = bp->func};
+    struct frame_end_ctx ctx = {s, t};
+    if (frames_enter(&t->stack, &call, session_frame_end, &ctx) < 0)
+        return;
+    rec_enter(s->rec, p->pid, t->tid, bp->func, s->now);
+    probe_return_site(s, p, t->tid, ret);
+}
+
+void engine_on_trap(struct session *s, struct thread *t)
+{
+    struct user_regs_struct regs;
+    if (ptrace(PTRACE_GETREGS, t->tid, 0, &regs) < 0)
+        return;
+    const struct breakpoint *bp = breakpoint_at(t->proc->as, regs.rip - 1);
+    if (!bp || !bp->kinds || !trap_is_int3(t->tid)) {
+        engine_resume(t, SIGTRAP);
+        return;
+    }
+    if (bp->kinds & BP_RETURN) {
+        struct frame_end_ctx ctx = {s, t};
+        frames_return(&t->stack, bp->addr, regs.rsp, session_frame_end, &ctx);
+    }
+    uint64_t resume = bp->resume;
+    if (bp->kinds & BP_ENTRY)
+        on_entry(s, t, bp, regs.rsp); /* may add breakpoints: bp can move */
+    /* Only rip changes: one word instead of the whole register set. */
+    ptrace(PTRACE_POKEUSER, t->tid, offsetof(struct user_regs_struct, rip), resume);
+    engine_resume(t, 0);
+}

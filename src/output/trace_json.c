@@ -1,0 +1,351 @@
+#include "output/trace_json.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <unistd.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "output/run_dir.h"
+#include "record/reader.h"
+#include "util/addr_map.h"
+#include "util/json_string.h"
+#include "util/log.h"
+#include "util/outbuf.h"
+
+#define JSON_BUFFER (1 << 20)
+
+struct open_call {
+    uint32_t func;
+    uint64_t ticks;
+};
+
+struct thread_calls {
+    uint32_t pid;
+    uint32_t tid;
+    struct open_call *calls;
+    size_t depth;
+    size_t cap;
+};
+
+struct json_writer {
+    struct outbuf out;
+    struct clock_anchor start;
+    struct clock_anchor end;
+    double ns_per_tick;
+    char **func_names;
+    size_t nfuncs;
+    struct addr_map threads;
+    uint64_t last_ticks;
+    uint64_t process_order;
+    bool first_event;
+    struct trace_json_stats *stats;
+};
+
+static int64_t to_ns(const struct json_writer *w, uint64_t ticks)
+{
+    return clock_ticks_to_ns(&w->start, &w->end, w->ns_per_tick, ticks);
+}
+
+static void begin_event(struct json_writer *w)
+{
+    outbuf_puts(&w->out, w->first_event ? "\n" : ",\n");
+    w->first_event = false;
+}
+
+static void put_ids(struct json_writer *w, uint32_t pid, uint32_t tid)
+{
+    outbuf_puts(&w->out, ",\"pid\":");
+    outbuf_put_u64(&w->out, pid);
+    outbuf_puts(&w->out, ",\"tid\":");
+    outbuf_put_u64(&w->out, tid);
+}
+
+static void put_metadata(struct json_writer *w, const char *what, uint32_t pid, uint32_t tid,
+                         const char *key, const char *value, size_t len)
+{
+    begin_event(w);
+    outbuf_printf(&w->out, "{\"name\":\"%s\",\"ph\":\"M\"", what);
+    put_ids(w, pid, tid);
+    outbuf_printf(&w->out, ",\"args\":{\"%s\":", key);
+    json_put_string(&w->out, value, len);
+    outbuf_puts(&w->out, "}}");
+}
+
+static const char *func_name(const struct json_writer *w, uint32_t id)
+{
+    return id < w->nfuncs && w->func_names[id] ? w->func_names[id] : "??";
+}
+
+static void put_call(struct json_writer *w, const struct thread_calls *t,
+                     const struct open_call *call, uint64_t end_ticks, unsigned flags)
+{
+    int64_t start_ns = to_ns(w, call->ticks);
+    int64_t end_ns = to_ns(w, end_ticks);
+    begin_event(w);
+    outbuf_puts(&w->out, "{\"name\":");
+    const char *name = func_name(w, call->func);
+    json_put_string(&w->out, name, strlen(name));
+    outbuf_puts(&w->out, ",\"cat\":\"function\",\"ph\":\"X\",\"ts\":");
+    outbuf_put_usec(&w->out, start_ns);
+    outbuf_puts(&w->out, ",\"dur\":");
+    outbuf_put_usec(&w->out, end_ns > start_ns ? end_ns - start_ns : 0);
+    put_ids(w, t->pid, t->tid);
+    if (flags & EXIT_UNFINISHED)
+        outbuf_puts(&w->out, ",\"args\":{\"unfinished\":true}}");
+    else if (flags & EXIT_UNWOUND)
+        outbuf_puts(&w->out, ",\"args\":{\"unwound\":true}}");
+    else
+        outbuf_puts(&w->out, ",\"args\":{}}");
+    w->stats->calls++;
+    if (flags & EXIT_UNFINISHED)
+        w->stats->unfinished++;
+}
+
+static struct thread_calls *thread_of(struct json_writer *w, uint32_t pid, uint32_t tid)
+{
+    struct thread_calls *t = addr_map_get(&w->threads, tid);
+    if (t) {
+        if (t->pid != pid)
+            t->pid = pid; /* exec from a thread renames it to the leader: same stack rules */
+        return t;
+    }
+    t = calloc(1, sizeof(*t));
+    if (!t || addr_map_put(&w->threads, tid, t) < 0) {
+        free(t);
+        return NULL;
+    }
+    t->pid = pid;
+    t->tid = tid;
+    return t;
+}
+
+static int push_call(struct thread_calls *t, uint32_t func, uint64_t ticks)
+{
+    if (t->depth == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 64;
+        struct open_call *calls = reallocarray(t->calls, cap, sizeof(*calls));
+        if (!calls)
+            return -1;
+        t->calls = calls;
+        t->cap = cap;
+    }
+    t->calls[t->depth++] = (struct open_call){func, ticks};
+    return 0;
+}
+
+static void on_exit_record(struct json_writer *w, const struct rec_call *r)
+{
+    struct thread_calls *t = addr_map_get(&w->threads, r->hdr.tid);
+    if (!t || !t->depth)
+        return; /* an exit without entry cannot come from the engine; ignore it */
+    struct open_call call = t->calls[--t->depth];
+    if (r->hdr.flags & EXIT_INHERITED)
+        return;
+    put_call(w, t, &call, r->ticks, r->hdr.flags);
+}
+
+static void close_thread(struct json_writer *w, struct thread_calls *t, uint64_t ticks)
+{
+    while (t->depth) {
+        struct open_call call = t->calls[--t->depth];
+        put_call(w, t, &call, ticks, EXIT_UNFINISHED);
+    }
+}
+
+static int remember_func(struct json_writer *w, const struct rec_func *f)
+{
+    if (f->func >= w->nfuncs) {
+        size_t n = w->nfuncs ? w->nfuncs : 256;
+        while (n <= f->func)
+            n *= 2;
+        char **names = reallocarray(w->func_names, n, sizeof(*names));
+        if (!names)
+            return -1;
+        memset(names + w->nfuncs, 0, (n - w->nfuncs) * sizeof(*names));
+        w->func_names = names;
+        w->nfuncs = n;
+    }
+    uint32_t len;
+    const char *name = rec_name(&f->hdr, &len);
+    free(w->func_names[f->func]);
+    w->func_names[f->func] = strndup(name, len);
+    return w->func_names[f->func] ? 0 : -1;
+}
+
+static void on_process(struct json_writer *w, const struct rec_process *p)
+{
+    uint32_t len;
+    const char *name = rec_name(&p->hdr, &len);
+    put_metadata(w, "process_name", p->hdr.tid, p->hdr.tid, "name", name, len);
+    if (p->hdr.flags & PROCESS_EXEC)
+        return; /* the process keeps its place; only its name changes */
+    begin_event(w);
+    outbuf_puts(&w->out, "{\"name\":\"process_sort_index\",\"ph\":\"M\"");
+    put_ids(w, p->hdr.tid, p->hdr.tid);
+    outbuf_printf(&w->out, ",\"args\":{\"sort_index\":%llu}}",
+                  (unsigned long long)w->process_order++);
+    w->stats->processes++;
+}
+
+static void on_thread(struct json_writer *w, const struct rec_thread *t)
+{
+    char name[32];
+    int len = snprintf(name, sizeof(name), t->hdr.tid == t->pid ? "main %u" : "thread %u",
+                       t->hdr.tid);
+    put_metadata(w, "thread_name", t->pid, t->hdr.tid, "name", name, (size_t)len);
+    struct thread_calls *calls = thread_of(w, t->pid, t->hdr.tid);
+    if (calls)
+        close_thread(w, calls, t->ticks); /* a reused tid: whatever it left is over */
+    w->stats->threads++;
+}
+
+static int handle(struct json_writer *w, const struct rec_hdr *h)
+{
+    switch (h->type) {
+    case REC_FUNC:
+        return remember_func(w, (const struct rec_func *)h);
+    case REC_PROCESS:
+        on_process(w, (const struct rec_process *)h);
+        break;
+    case REC_THREAD:
+        on_thread(w, (const struct rec_thread *)h);
+        break;
+    case REC_ENTER: {
+        const struct rec_call *r = (const struct rec_call *)h;
+        struct thread_calls *t = thread_of(w, r->pid, h->tid);
+        w->last_ticks = r->ticks;
+        if (!t || push_call(t, r->func, r->ticks) < 0)
+            return -1;
+        break;
+    }
+    case REC_EXIT:
+        w->last_ticks = ((const struct rec_call *)h)->ticks;
+        on_exit_record(w, (const struct rec_call *)h);
+        break;
+    case REC_THREAD_END: {
+        const struct rec_end *e = (const struct rec_end *)h;
+        struct thread_calls *t = addr_map_get(&w->threads, h->tid);
+        if (t)
+            close_thread(w, t, e->ticks);
+        break;
+    }
+    default:
+        break;
+    }
+    return 0;
+}
+
+/* A run that did not end cleanly has no end anchor in its header: use the last periodic one. */
+static int find_end_anchor(const char *record_path, struct clock_anchor *end)
+{
+    char why[256];
+    struct rec_reader r;
+    if (rec_reader_open(&r, record_path, why, sizeof(why)) < 0)
+        return -1;
+    while (rec_reader_next(&r))
+        ;
+    *end = r.last_anchor;
+    rec_reader_close(&r);
+    return 0;
+}
+
+static void free_writer(struct json_writer *w)
+{
+    for (size_t i = 0; i < w->nfuncs; i++)
+        free(w->func_names[i]);
+    free(w->func_names);
+    ADDR_MAP_FOREACH(&w->threads, slot)
+    {
+        struct thread_calls *t = slot->value;
+        free(t->calls);
+        free(t);
+    }
+    addr_map_free(&w->threads);
+}
+
+static void put_header(struct json_writer *w)
+{
+    outbuf_puts(&w->out, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
+}
+
+static void put_footer(struct json_writer *w, const struct rec_reader *r)
+{
+    outbuf_puts(&w->out, "\n],\"otherData\":{\"producer\":\"calltrace\",\"clock\":");
+    outbuf_puts(&w->out, (r->header.flags & REC_F_TSC) ? "\"tsc\"" : "\"monotonic\"");
+    outbuf_printf(&w->out, ",\"calls\":%llu,\"complete\":%s}}\n",
+                  (unsigned long long)w->stats->calls,
+                  (r->header.flags & REC_F_COMPLETE) && !r->truncated && !r->corrupt ? "true"
+                                                                                       : "false");
+}
+
+int trace_json_write(const char *record_path, const char *json_path,
+                     struct trace_json_stats *stats)
+{
+    char why[256];
+    struct rec_reader r;
+    memset(stats, 0, sizeof(*stats));
+    if (rec_reader_open(&r, record_path, why, sizeof(why)) < 0) {
+        err_msg("%s: %s", record_path, why);
+        return -1;
+    }
+    struct json_writer w = {.start = r.header.start,
+                            .end = r.header.end,
+                            .ns_per_tick = r.header.ns_per_tick,
+                            .first_event = true,
+                            .stats = stats};
+    if (!(r.header.flags & REC_F_COMPLETE))
+        find_end_anchor(record_path, &w.end);
+    int rc = outbuf_open(&w.out, json_path, JSON_BUFFER);
+    if (rc < 0) {
+        err_msg("cannot create %s: %s", json_path, strerror(-rc));
+        rec_reader_close(&r);
+        return -1;
+    }
+    addr_map_init(&w.threads, 64);
+    put_header(&w);
+    int failed = 0;
+    for (const struct rec_hdr *h; !failed && (h = rec_reader_next(&r));)
+        failed = handle(&w, h);
+    ADDR_MAP_FOREACH(&w.threads, slot)
+    close_thread(&w, slot->value, w.last_ticks);
+    stats->record_damaged = r.corrupt ? 2 : r.truncated ? 1 : 0;
+    put_footer(&w, &r);
+    rc = outbuf_close(&w.out);
+    free_writer(&w);
+    rec_reader_close(&r);
+    if (failed) {
+        err_msg("%s: out of memory while writing the trace", json_path);
+        return -1;
+    }
+    if (rc < 0) {
+        err_hint(rc == -ENOSPC ? "free some space, then run `calltrace export RUN`" : NULL,
+                 "cannot write %s: %s", json_path, strerror(-rc));
+        return -1;
+    }
+    return 0;
+}
+
+int trace_json_export_run(const char *run, struct trace_json_stats *stats)
+{
+    char record[PATH_MAX], json[PATH_MAX], tmp[PATH_MAX];
+    if (run_path(record, sizeof(record), run, REC_FILE_NAME) < 0 ||
+        run_path(json, sizeof(json), run, TRACE_JSON_NAME) < 0 ||
+        run_path(tmp, sizeof(tmp), run, TRACE_JSON_NAME ".tmp") < 0) {
+        err_msg("%s: path too long", run);
+        return -1;
+    }
+    unlink(tmp);
+    if (trace_json_write(record, tmp, stats) < 0) {
+        unlink(tmp);
+        return -1;
+    }
+    if (rename(tmp, json) < 0) {
+        err_msg("cannot rename %s to %s: %s", tmp, json, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+

@@ -1,0 +1,195 @@
+#include "probe/breakpoints.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arch/x86_64/relocate.h"
+#include "probe/memory.h"
+#include "probe/scratch.h"
+#include "symbols/proc_maps.h"
+#include "util/log.h"
+
+static const uint8_t int3 = 0xcc;
+
+/* Room for this many return sites is mapped with the entries' scratch page, so most programs
+ * never need a second remote mmap while they run. */
+#define RETURN_SITE_RESERVE 8192
+
+static struct breakpoint *add_breakpoint(struct addrspace *as, uint64_t addr, uint8_t orig)
+{
+    struct breakpoint *bp = calloc(1, sizeof(*bp));
+    if (!bp)
+        return NULL;
+    bp->addr = addr;
+    bp->orig = orig;
+    if (addr_map_put(&as->breakpoints, addr, bp) < 0) {
+        free(bp);
+        return NULL;
+    }
+    return bp;
+}
+
+/* Relocates the instruction at addr into a slot near it; fills bp->resume. */
+static int place_out_of_line(struct process *p, pid_t tid, csh decoder, const uint8_t *code,
+                             size_t avail, uint64_t addr, size_t chunk_hint,
+                             struct breakpoint *bp, const char **why)
+{
+    uint64_t slot = scratch_alloc(p, tid, addr, SCRATCH_SLOT, chunk_hint);
+    if (!slot) {
+        *why = "no scratch page within reach";
+        return -1;
+    }
+    struct relocation r;
+    if (x86_relocate(decoder, code, avail, addr, slot, &r, why) < 0)
+        return -1;
+    if (r.kind == RELOC_JUMP) {
+        bp->resume = r.resume;
+        return 0;
+    }
+    if (mem_write(p->mem_fd, slot, r.code, r.code_len) < 0) {
+        *why = "cannot write the scratch page";
+        return -1;
+    }
+    bp->resume = slot;
+    return 0;
+}
+
+static int read_segment(struct process *p, uint64_t start, uint64_t size, uint8_t **out)
+{
+    *out = malloc(size + X86_MAX_INSN);
+    if (!*out)
+        return -1;
+    memset(*out + size, 0, X86_MAX_INSN);
+    if (mem_read(p->mem_fd, start, *out, size) < 0) {
+        free(*out);
+        *out = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+static long insert_segment(struct session *s, struct process *p, pid_t tid,
+                           const struct elf_image *image, uint64_t bias,
+                           const struct exec_segment *seg, size_t chunk_hint)
+{
+    uint64_t start = seg->vaddr + bias;
+    uint8_t *text;
+    if (read_segment(p, start, seg->memsz, &text) < 0) {
+        dbg(DBG_PROBE, 1, "cannot read text at %#llx: %s", (unsigned long long)start,
+            strerror(errno));
+        return -1;
+    }
+    long traced = 0;
+    for (size_t i = 0; i < image->nfuncs; i++) {
+        const struct func_symbol *f = &image->funcs[i];
+        if (f->addr < seg->vaddr || f->addr >= seg->vaddr + seg->memsz)
+            continue;
+        if (f->skipped) {
+            dbg(DBG_SYMBOLS, 2, "skipping %s: C runtime start-up code", f->name);
+            continue;
+        }
+        uint64_t off = f->addr - seg->vaddr;
+        uint64_t addr = f->addr + bias;
+        size_t avail = (size_t)(seg->memsz - off) + X86_MAX_INSN;
+        if (breakpoint_at(p->as, addr))
+            continue;
+        struct breakpoint bp = {.addr = addr, .orig = text[off], .kinds = BP_ENTRY};
+        const char *why = NULL;
+        if (place_out_of_line(p, tid, s->decoder, text + off, avail, addr, chunk_hint, &bp,
+                              &why) < 0) {
+            dbg(DBG_PROBE, 1, "skipping %s: %s", f->name, why);
+            s->skipped_functions++;
+            continue;
+        }
+        bp.func = s->next_func_id++;
+        struct breakpoint *stored = add_breakpoint(p->as, addr, bp.orig);
+        if (!stored)
+            break;
+        *stored = bp;
+        rec_func(s->rec, bp.func, addr, f->name);
+        if (mem_write(p->mem_fd, addr, &int3, 1) < 0) {
+            dbg(DBG_PROBE, 1, "cannot write a breakpoint at %s: %s", f->name, strerror(errno));
+            addr_map_del(&p->as->breakpoints, addr);
+            free(stored);
+            continue;
+        }
+        traced++;
+    }
+    free(text);
+    return traced;
+}
+
+long probe_insert_entries(struct session *s, struct process *p, pid_t tid,
+                          const struct elf_image *image, uint64_t bias)
+{
+    size_t chunk_hint = (image->nfuncs + RETURN_SITE_RESERVE) * SCRATCH_SLOT;
+    long total = 0;
+    for (size_t i = 0; i < image->nsegments; i++) {
+        long n = insert_segment(s, p, tid, image, bias, &image->segments[i], chunk_hint);
+        if (n < 0)
+            return -1;
+        total += n;
+    }
+    return total;
+}
+
+/* The bytes at addr as the program sees them: our int3s replaced by what they cover. */
+static int read_original(struct process *p, uint64_t addr, uint8_t *buf, size_t len)
+{
+    if (mem_read(p->mem_fd, addr, buf, len) < 0) {
+        /* near the end of a mapping: fall back to what can be read */
+        memset(buf, 0, len);
+        if (mem_read(p->mem_fd, addr, buf, 1) < 0)
+            return -1;
+        for (size_t n = 2; n <= len; n++)
+            if (mem_read(p->mem_fd, addr, buf, n) < 0)
+                break;
+    }
+    for (size_t i = 0; i < len; i++) {
+        struct breakpoint *bp = breakpoint_at(p->as, addr + i);
+        if (bp && buf[i] == int3)
+            buf[i] = bp->orig;
+    }
+    return 0;
+}
+
+static bool is_executable(pid_t pid, uint64_t addr)
+{
+    struct mapping_list maps;
+    if (maps_read(pid, &maps) < 0)
+        return false;
+    const struct mapping *m = maps_find(&maps, addr);
+    bool ok = m && m->exec && !m->write;
+    maps_free(&maps);
+    return ok;
+}
+
+struct breakpoint *probe_return_site(struct session *s, struct process *p, pid_t tid,
+                                     uint64_t addr)
+{
+    struct breakpoint *bp = breakpoint_at(p->as, addr);
+    if (bp) {
+        if (bp->kinds & BP_ENTRY)
+            bp->kinds |= BP_RETURN;
+        return bp;
+    }
+    uint8_t code[X86_MAX_INSN];
+    const char *why = "not in executable code";
+    bool ok = is_executable(p->pid, addr) && read_original(p, addr, code, sizeof(code)) == 0;
+    bp = add_breakpoint(p->as, addr, code[0]);
+    if (!bp)
+        return NULL;
+    if (ok && place_out_of_line(p, tid, s->decoder, code, sizeof(code), addr,
+                                RETURN_SITE_RESERVE * SCRATCH_SLOT, bp, &why) == 0) {
+        if (mem_write(p->mem_fd, addr, &int3, 1) == 0) {
+            bp->kinds = BP_RETURN;
+            return bp;
+        }
+        why = "cannot write the breakpoint";
+    }
+    dbg(DBG_PROBE, 1, "cannot catch returns at %#llx: %s", (unsigned long long)addr, why);
+    s->uncatchable_returns++;
+    bp->kinds = 0;
+    return bp;
+}

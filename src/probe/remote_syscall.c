@@ -1,0 +1,110 @@
+#include "probe/remote_syscall.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "probe/addrspace.h"
+#include "probe/memory.h"
+#include "util/log.h"
+
+static const uint8_t gadget_code[] = {0x0f, 0x05, 0xcc}; /* syscall; int3 */
+
+/* Resumes tid and waits for the trap after the system call. Signals that arrive meanwhile are
+ * queued again with tgkill so the program still gets them, after calltrace is done. */
+static int run_until_trap(pid_t pid, pid_t tid, uint64_t trap_rip)
+{
+    if (ptrace(PTRACE_CONT, tid, 0, 0) < 0)
+        return -1;
+    for (;;) {
+        int status;
+        pid_t got = waitpid(tid, &status, __WALL);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0)
+            return -1;
+        if (!WIFSTOPPED(status)) {
+            errno = ESRCH;
+            return -1;
+        }
+        int sig = WSTOPSIG(status);
+        if (sig == SIGTRAP && (status >> 16) == 0) {
+            struct user_regs_struct regs;
+            if (ptrace(PTRACE_GETREGS, tid, 0, &regs) < 0)
+                return -1;
+            if (regs.rip == trap_rip)
+                return 0;
+        }
+        if ((status >> 16) == 0 && sig != SIGTRAP)
+            syscall(SYS_tgkill, pid, tid, sig);
+        if (ptrace(PTRACE_CONT, tid, 0, 0) < 0)
+            return -1;
+    }
+}
+
+int remote_syscall(struct process *p, pid_t tid, long nr, const uint64_t args[6],
+                   uint64_t *result)
+{
+    struct user_regs_struct saved, regs;
+    if (ptrace(PTRACE_GETREGS, tid, 0, &saved) < 0)
+        return -1;
+    uint64_t gadget = p->as->syscall_gadget;
+    uint8_t displaced[sizeof(gadget_code)];
+    bool borrowed = !gadget;
+    if (borrowed) {
+        gadget = saved.rip;
+        if (mem_read(p->mem_fd, gadget, displaced, sizeof(displaced)) < 0 ||
+            mem_write(p->mem_fd, gadget, gadget_code, sizeof(gadget_code)) < 0)
+            return -1;
+    }
+    regs = saved;
+    regs.rax = (uint64_t)nr;
+    regs.orig_rax = (uint64_t)-1; /* never let the kernel restart an interrupted call here */
+    regs.rdi = args[0];
+    regs.rsi = args[1];
+    regs.rdx = args[2];
+    regs.r10 = args[3];
+    regs.r8 = args[4];
+    regs.r9 = args[5];
+    regs.rip = gadget;
+    int rc = ptrace(PTRACE_SETREGS, tid, 0, &regs);
+    if (rc == 0)
+        rc = run_until_trap(p->pid, tid, gadget + 3);
+    if (rc == 0 && ptrace(PTRACE_GETREGS, tid, 0, &regs) < 0)
+        rc = -1;
+    int saved_errno = errno;
+    if (borrowed)
+        mem_write(p->mem_fd, gadget, displaced, sizeof(displaced));
+    if (ptrace(PTRACE_SETREGS, tid, 0, &saved) < 0 && rc == 0)
+        return -1;
+    errno = saved_errno;
+    if (rc == 0)
+        *result = regs.rax;
+    dbg(DBG_PROBE, 3, "remote syscall %ld in %d -> %#llx", nr, (int)tid,
+        rc == 0 ? (unsigned long long)regs.rax : 0ull);
+    return rc;
+}
+
+int remote_leave_syscall(struct process *p, pid_t tid)
+{
+    struct user_regs_struct regs;
+    if (ptrace(PTRACE_GETREGS, tid, 0, &regs) < 0)
+        return -1;
+    uint8_t orig;
+    static const uint8_t int3 = 0xcc;
+    if (mem_read(p->mem_fd, regs.rip, &orig, 1) < 0 || mem_write(p->mem_fd, regs.rip, &int3, 1) < 0)
+        return -1;
+    int rc = run_until_trap(p->pid, tid, regs.rip + 1);
+    int saved_errno = errno;
+    mem_write(p->mem_fd, regs.rip, &orig, 1);
+    if (rc == 0 && ptrace(PTRACE_POKEUSER, tid, offsetof(struct user_regs_struct, rip), regs.rip) < 0)
+        return -1;
+    errno = saved_errno;
+    return rc;
+}

@@ -1,0 +1,108 @@
+/* The binary record (RUN/events.ctr): the source of truth of a run. The engine appends to it
+ * as it goes; trace.json and every report are derived from it.
+ *
+ *   header   struct rec_header (64 bytes), end anchor filled in when the run ends cleanly
+ *   records  each starts with struct rec_hdr {type, flags, size, tid}; size covers the whole
+ *            record and is a multiple of 8; unknown types are skipped by size
+ *
+ * Entries and exits are 24 bytes. The engine emits exits in LIFO order per thread (it resolves
+ * tail calls, longjmp and exceptions itself), so a reader pairs them with a stack per thread. */
+#ifndef CALLTRACE_RECORD_FORMAT_H
+#define CALLTRACE_RECORD_FORMAT_H
+
+#include <stdint.h>
+
+#include "record/clock.h"
+
+#define REC_MAGIC "CTRACE\x00\x01"
+#define REC_VERSION 1
+#define REC_FILE_NAME "events.ctr"
+
+struct rec_header {
+    char magic[8];
+    uint32_t version;
+    uint32_t flags; /* REC_F_* */
+    struct clock_anchor start;
+    struct clock_anchor end; /* zero until the run ends cleanly */
+    double ns_per_tick;      /* from the start-up calibration */
+    uint64_t reserved;
+};
+
+#define REC_F_TSC 1u
+#define REC_F_COMPLETE 2u /* the end anchor is valid and the run ended cleanly */
+
+enum rec_type {
+    REC_FUNC = 1,     /* a traced function: id, address, name */
+    REC_PROCESS,      /* a process starts or execs: pid, parent, command line */
+    REC_THREAD,       /* a thread starts */
+    REC_ENTER,        /* a call starts */
+    REC_EXIT,         /* the innermost open call of the thread ends */
+    REC_THREAD_END,   /* a thread ends */
+    REC_PROCESS_END,  /* a process ends: exit status */
+    REC_CLOCK,        /* a clock anchor, written periodically for recovery */
+};
+
+/* REC_EXIT flags */
+#define EXIT_UNFINISHED 1u /* still open when its thread or process ended */
+#define EXIT_UNWOUND 2u    /* left by longjmp or an exception; end time is when it was seen */
+#define EXIT_INHERITED 4u  /* a frame a forked child inherited from its parent */
+
+/* REC_PROCESS flags */
+#define PROCESS_EXEC 1u /* the same process, now running a new image */
+
+/* REC_PROCESS flags */
+#define PROCESS_EXEC 1u /* the same process, now running a new image */
+
+struct rec_hdr {
+    uint8_t type;
+    uint8_t flags;
+    uint16_t size;
+    uint32_t tid;
+};
+
+struct rec_call {
+    struct rec_hdr hdr; /* REC_ENTER / REC_EXIT */
+    uint32_t func;
+    uint32_t pid;
+    uint64_t ticks;
+};
+
+struct rec_func {
+    struct rec_hdr hdr;
+    uint32_t func;
+    uint32_t name_len;
+    uint64_t addr;
+    /* name bytes follow, padded to 8 */
+};
+
+struct rec_process {
+    struct rec_hdr hdr; /* tid = pid */
+    uint32_t ppid;
+    uint32_t name_len;
+    uint64_t ticks;
+    /* name bytes follow (the command line, arguments separated by spaces), padded to 8 */
+};
+
+struct rec_thread {
+    struct rec_hdr hdr;
+    uint32_t pid;
+    uint32_t reserved;
+    uint64_t ticks;
+};
+
+struct rec_end {
+    struct rec_hdr hdr; /* REC_THREAD_END: tid; REC_PROCESS_END: tid = pid */
+    int32_t status;     /* wait status for a process */
+    uint32_t pid;
+    uint64_t ticks;
+};
+
+struct rec_clock {
+    struct rec_hdr hdr;
+    uint32_t reserved[2];
+    struct clock_anchor anchor;
+};
+
+#define REC_MAX_NAME 4096
+
+#endif

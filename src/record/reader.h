@@ -1,0 +1,34 @@
+/* Streams the records of RUN/events.ctr back, validating each one: memory stays bounded by the
+ * read buffer whatever the size of the run. */
+#ifndef CALLTRACE_RECORD_READER_H
+#define CALLTRACE_RECORD_READER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "record/format.h"
+
+struct rec_reader {
+    int fd;
+    struct rec_header header;
+    uint8_t *buf;
+    size_t cap;
+    size_t pos;
+    size_t len;
+    bool eof;
+    bool truncated; /* the file ends inside a record */
+    bool corrupt;   /* a record with an impossible size or type layout */
+    uint64_t offset; /* file offset of buf[0] */
+    struct clock_anchor last_anchor; /* the latest REC_CLOCK seen */
+};
+
+/* Returns 0, or -1 with why filled (not a record, unreadable). */
+int rec_reader_open(struct rec_reader *r, const char *path, char *why, size_t whylen);
+/* The next record, valid until the next call; NULL at the end or on damage. */
+const struct rec_hdr *rec_reader_next(struct rec_reader *r);
+void rec_reader_close(struct rec_reader *r);
+/* The name bytes that follow a REC_FUNC or REC_PROCESS record. */
+const char *rec_name(const struct rec_hdr *h, uint32_t *len);
+
+#endif

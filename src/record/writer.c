@@ -1,0 +1,139 @@
+#include "record/writer.h"
+
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#define RECORD_BUFFER (256 * 1024)
+
+static void put(struct recorder *rec, const void *data, size_t len)
+{
+    outbuf_write(&rec->out, data, len);
+}
+
+static void put_named(struct recorder *rec, const void *fixed, size_t fixed_len, const char *name,
+                      size_t name_len)
+{
+    static const char zeros[8];
+    size_t padded = (name_len + 7) & ~(size_t)7;
+    put(rec, fixed, fixed_len);
+    put(rec, name, name_len);
+    put(rec, zeros, padded - name_len);
+}
+
+static struct rec_hdr hdr(enum rec_type type, size_t size, pid_t tid, unsigned flags)
+{
+    return (struct rec_hdr){(uint8_t)type, (uint8_t)flags, (uint16_t)size, (uint32_t)tid};
+}
+
+int recorder_open(struct recorder *rec, const char *path, const struct clock_calibration *clock)
+{
+    memset(rec, 0, sizeof(*rec));
+    rec->clock = clock;
+    int rc = outbuf_open(&rec->out, path, RECORD_BUFFER);
+    if (rc < 0)
+        return rc;
+    struct rec_header header = {0};
+    memcpy(header.magic, REC_MAGIC, sizeof(header.magic));
+    header.version = REC_VERSION;
+    header.flags = clock->use_tsc ? REC_F_TSC : 0;
+    header.start = clock->start;
+    header.ns_per_tick = clock->ns_per_tick;
+    put(rec, &header, sizeof(header));
+    rec->last_anchor_ticks = clock->start.ticks;
+    rec->anchor_interval_ticks = (uint64_t)(100e6 / clock->ns_per_tick);
+    return outbuf_flush(&rec->out);
+}
+
+static size_t clamp_name(size_t len)
+{
+    return len > REC_MAX_NAME ? REC_MAX_NAME : len;
+}
+
+void rec_func(struct recorder *rec, uint32_t id, uint64_t addr, const char *name)
+{
+    size_t len = clamp_name(strlen(name));
+    size_t size = sizeof(struct rec_func) + ((len + 7) & ~(size_t)7);
+    struct rec_func r = {hdr(REC_FUNC, size, 0, 0), id, (uint32_t)len, addr};
+    put_named(rec, &r, sizeof(r), name, len);
+}
+
+void rec_process(struct recorder *rec, pid_t pid, pid_t ppid, uint64_t ticks, const char *name,
+                 bool is_exec)
+{
+    size_t len = clamp_name(strlen(name));
+    size_t size = sizeof(struct rec_process) + ((len + 7) & ~(size_t)7);
+    struct rec_process r = {hdr(REC_PROCESS, size, pid, is_exec ? PROCESS_EXEC : 0),
+                            (uint32_t)ppid, (uint32_t)len, ticks};
+    put_named(rec, &r, sizeof(r), name, len);
+    if (!is_exec)
+        rec->processes++;
+}
+
+void rec_thread(struct recorder *rec, pid_t pid, pid_t tid, uint64_t ticks)
+{
+    struct rec_thread r = {hdr(REC_THREAD, sizeof(r), tid, 0), (uint32_t)pid, 0, ticks};
+    put(rec, &r, sizeof(r));
+    rec->threads++;
+}
+
+void rec_enter(struct recorder *rec, pid_t pid, pid_t tid, uint32_t func, uint64_t ticks)
+{
+    struct rec_call r = {hdr(REC_ENTER, sizeof(r), tid, 0), func, (uint32_t)pid, ticks};
+    put(rec, &r, sizeof(r));
+}
+
+void rec_exit(struct recorder *rec, pid_t pid, pid_t tid, uint32_t func, uint64_t ticks,
+              unsigned flags)
+{
+    struct rec_call r = {hdr(REC_EXIT, sizeof(r), tid, flags), func, (uint32_t)pid, ticks};
+    put(rec, &r, sizeof(r));
+    if (!(flags & EXIT_INHERITED))
+        rec->calls++;
+}
+
+void rec_thread_end(struct recorder *rec, pid_t pid, pid_t tid, uint64_t ticks)
+{
+    struct rec_end r = {hdr(REC_THREAD_END, sizeof(r), tid, 0), 0, (uint32_t)pid, ticks};
+    put(rec, &r, sizeof(r));
+}
+
+void rec_process_end(struct recorder *rec, pid_t pid, int status, uint64_t ticks)
+{
+    struct rec_end r = {hdr(REC_PROCESS_END, sizeof(r), pid, 0), status, (uint32_t)pid, ticks};
+    put(rec, &r, sizeof(r));
+}
+
+void recorder_tick(struct recorder *rec, uint64_t now_ticks)
+{
+    if (now_ticks - rec->last_anchor_ticks < rec->anchor_interval_ticks)
+        return;
+    rec->last_anchor_ticks = now_ticks;
+    struct rec_clock r = {hdr(REC_CLOCK, sizeof(r), 0, 0), {0, 0}, clock_anchor_now(rec->clock)};
+    put(rec, &r, sizeof(r));
+    outbuf_flush(&rec->out);
+}
+
+int recorder_error(const struct recorder *rec)
+{
+    return rec->out.error;
+}
+
+int recorder_close(struct recorder *rec)
+{
+    struct clock_anchor end = clock_anchor_now(rec->clock);
+    struct rec_clock r = {hdr(REC_CLOCK, sizeof(r), 0, 0), {0, 0}, end};
+    put(rec, &r, sizeof(r));
+    outbuf_flush(&rec->out);
+    if (!rec->out.error) {
+        struct rec_header header;
+        if (pread(rec->out.fd, &header, sizeof(header), 0) == (ssize_t)sizeof(header)) {
+            header.end = end;
+            header.flags |= REC_F_COMPLETE;
+            if (pwrite(rec->out.fd, &header, sizeof(header), 0) != (ssize_t)sizeof(header))
+                rec->out.error = errno ? errno : EIO;
+        }
+    }
+    int rc = outbuf_close(&rec->out);
+    return rc < 0 ? -rc : 0;
+}

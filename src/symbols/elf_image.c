@@ -1,0 +1,271 @@
+#include "symbols/elf_image.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "symbols/demangle.h"
+#include "util/log.h"
+
+/* C runtime code the user never wrote. Tracing it would only add noise, and some of it runs
+ * before the program's stack frames are set up in the usual way (_start is entered by a jump
+ * from the kernel, __restore_rt by a return from a signal handler). */
+static const char *const runtime_functions[] = {
+    "_start",
+    "_init",
+    "_fini",
+    "frame_dummy",
+    "register_tm_clones",
+    "deregister_tm_clones",
+    "__do_global_dtors_aux",
+    "__libc_csu_init",
+    "__libc_csu_fini",
+    "_dl_relocate_static_pie",
+    "__restore_rt",
+    "__x86.get_pc_thunk.ax",
+    "__x86.get_pc_thunk.bx",
+    NULL,
+};
+
+static bool is_runtime_function(const char *name)
+{
+    for (size_t i = 0; runtime_functions[i]; i++)
+        if (strcmp(name, runtime_functions[i]) == 0)
+            return true;
+    return false;
+}
+
+static int open_elf(const char *path, int *fd, Elf **elf, char *why, size_t whylen)
+{
+    *fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (*fd < 0) {
+        snprintf(why, whylen, "%s", strerror(errno));
+        return -1;
+    }
+    elf_version(EV_CURRENT);
+    *elf = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
+    if (!*elf || elf_kind(*elf) != ELF_K_ELF) {
+        snprintf(why, whylen, "not an ELF executable");
+        goto fail;
+    }
+    GElf_Ehdr ehdr;
+    if (!gelf_getehdr(*elf, &ehdr)) {
+        snprintf(why, whylen, "truncated or corrupt ELF header");
+        goto fail;
+    }
+    if (gelf_getclass(*elf) != ELFCLASS64 || ehdr.e_machine != EM_X86_64) {
+        snprintf(why, whylen, "not an x86_64 ELF (%s, machine %u): calltrace traces 64-bit x86 programs only",
+                 gelf_getclass(*elf) == ELFCLASS32 ? "32-bit" : "64-bit", ehdr.e_machine);
+        goto fail;
+    }
+    if (ehdr.e_type != ET_EXEC && ehdr.e_type != ET_DYN) {
+        snprintf(why, whylen, "not an executable (ELF type %u)", ehdr.e_type);
+        goto fail;
+    }
+    return 0;
+fail:
+    if (*elf)
+        elf_end(*elf);
+    *elf = NULL;
+    close(*fd);
+    *fd = -1;
+    return -1;
+}
+
+int elf_check_executable(const char *path, char *why, size_t whylen)
+{
+    int fd;
+    Elf *elf = NULL;
+    if (open_elf(path, &fd, &elf, why, whylen) < 0)
+        return -1;
+    elf_end(elf);
+    close(fd);
+    return 0;
+}
+
+static int read_segments(struct elf_image *image, Elf *elf, char *why, size_t whylen)
+{
+    size_t phnum;
+    if (elf_getphdrnum(elf, &phnum) < 0 || phnum == 0) {
+        snprintf(why, whylen, "truncated or corrupt ELF: no program headers");
+        return -1;
+    }
+    image->segments = calloc(phnum, sizeof(*image->segments));
+    if (!image->segments) {
+        snprintf(why, whylen, "out of memory");
+        return -1;
+    }
+    image->is_static = true;
+    for (size_t i = 0; i < phnum; i++) {
+        GElf_Phdr phdr;
+        if (!gelf_getphdr(elf, (int)i, &phdr)) {
+            snprintf(why, whylen, "truncated or corrupt ELF program header");
+            return -1;
+        }
+        if (phdr.p_type == PT_INTERP)
+            image->is_static = false;
+        if (phdr.p_type == PT_LOAD && (phdr.p_flags & PF_X) && phdr.p_memsz) {
+            image->segments[image->nsegments].vaddr = phdr.p_vaddr;
+            image->segments[image->nsegments].memsz = phdr.p_memsz;
+            image->nsegments++;
+        }
+    }
+    if (!image->nsegments) {
+        snprintf(why, whylen, "truncated or corrupt ELF: no executable segment");
+        return -1;
+    }
+    return 0;
+}
+
+static bool in_exec_segment(const struct elf_image *image, uint64_t addr, uint64_t size)
+{
+    for (size_t i = 0; i < image->nsegments; i++) {
+        const struct exec_segment *seg = &image->segments[i];
+        if (addr >= seg->vaddr && addr + size <= seg->vaddr + seg->memsz)
+            return true;
+    }
+    return false;
+}
+
+static Elf_Scn *find_symtab(Elf *elf, GElf_Shdr *shdr_out)
+{
+    Elf_Scn *dynsym = NULL;
+    GElf_Shdr dynshdr;
+    for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
+        GElf_Shdr shdr;
+        if (!gelf_getshdr(scn, &shdr))
+            continue;
+        if (shdr.sh_type == SHT_SYMTAB) {
+            *shdr_out = shdr;
+            return scn;
+        }
+        if (shdr.sh_type == SHT_DYNSYM && !dynsym) {
+            dynsym = scn;
+            dynshdr = shdr;
+        }
+    }
+    if (dynsym)
+        *shdr_out = dynshdr;
+    return dynsym;
+}
+
+/* Prefers a global name over a weak or local alias of the same address. */
+static int binding_rank(unsigned char info)
+{
+    switch (GELF_ST_BIND(info)) {
+    case STB_GLOBAL:
+        return 0;
+    case STB_WEAK:
+        return 1;
+    default:
+        return 2;
+    }
+}
+
+struct raw_symbol {
+    uint64_t addr;
+    uint64_t size;
+    int rank;
+    const char *name;
+};
+
+static int compare_raw(const void *a, const void *b)
+{
+    const struct raw_symbol *x = a, *y = b;
+    if (x->addr != y->addr)
+        return x->addr < y->addr ? -1 : 1;
+    if (x->rank != y->rank)
+        return x->rank - y->rank;
+    return strcmp(x->name, y->name);
+}
+
+static int read_functions(struct elf_image *image, Elf *elf, char *why, size_t whylen)
+{
+    GElf_Shdr shdr;
+    Elf_Scn *scn = find_symtab(elf, &shdr);
+    Elf_Data *data = scn ? elf_getdata(scn, NULL) : NULL;
+    if (scn && !data) {
+        snprintf(why, whylen, "truncated or corrupt ELF: unreadable symbol table");
+        return -1;
+    }
+    size_t count = data && shdr.sh_entsize ? data->d_size / shdr.sh_entsize : 0;
+    struct raw_symbol *raw = calloc(count ? count : 1, sizeof(*raw));
+    if (!raw) {
+        snprintf(why, whylen, "out of memory");
+        return -1;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < count; i++) {
+        GElf_Sym sym;
+        if (!gelf_getsym(data, (int)i, &sym))
+            continue;
+        if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF || !sym.st_size)
+            continue;
+        const char *name = elf_strptr(elf, shdr.sh_link, sym.st_name);
+        if (!name || !*name || !in_exec_segment(image, sym.st_value, sym.st_size))
+            continue;
+        raw[n++] = (struct raw_symbol){sym.st_value, sym.st_size, binding_rank(sym.st_info), name};
+    }
+    qsort(raw, n, sizeof(*raw), compare_raw);
+    image->funcs = calloc(n ? n : 1, sizeof(*image->funcs));
+    if (!image->funcs) {
+        free(raw);
+        snprintf(why, whylen, "out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (image->nfuncs && image->funcs[image->nfuncs - 1].addr == raw[i].addr)
+            continue; /* an alias: the best-ranked name came first */
+        struct func_symbol *f = &image->funcs[image->nfuncs++];
+        f->addr = raw[i].addr;
+        f->size = raw[i].size;
+        f->name = demangle(raw[i].name);
+        f->skipped = is_runtime_function(raw[i].name);
+    }
+    free(raw);
+    return 0;
+}
+
+int elf_image_load(struct elf_image *image, const char *path)
+{
+    char why[256];
+    int fd;
+    Elf *elf = NULL;
+    memset(image, 0, sizeof(*image));
+    if (open_elf(path, &fd, &elf, why, sizeof(why)) < 0) {
+        err_msg("%s: %s", path, why);
+        return -1;
+    }
+    GElf_Ehdr ehdr;
+    gelf_getehdr(elf, &ehdr);
+    image->path = strdup(path);
+    image->pie = ehdr.e_type == ET_DYN;
+    image->entry = ehdr.e_entry;
+    int rc = read_segments(image, elf, why, sizeof(why));
+    if (rc == 0)
+        rc = read_functions(image, elf, why, sizeof(why));
+    elf_end(elf);
+    close(fd);
+    if (rc < 0) {
+        err_msg("%s: %s", path, why);
+        elf_image_free(image);
+        return -1;
+    }
+    dbg(DBG_SYMBOLS, 2, "%s: %zu functions, %s, %s", path, image->nfuncs,
+        image->pie ? "PIE" : "non-PIE", image->is_static ? "static" : "dynamic");
+    return 0;
+}
+
+void elf_image_free(struct elf_image *image)
+{
+    for (size_t i = 0; i < image->nfuncs; i++)
+        free(image->funcs[i].name);
+    free(image->funcs);
+    free(image->segments);
+    free(image->path);
+    memset(image, 0, sizeof(*image));
+}

@@ -1,0 +1,38 @@
+/* An executable image on disk: validated ELF header, load segments and function symbols. */
+#ifndef CALLTRACE_SYMBOLS_ELF_IMAGE_H
+#define CALLTRACE_SYMBOLS_ELF_IMAGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct func_symbol {
+    uint64_t addr; /* link-time address (st_value); add the load bias for the runtime one */
+    uint64_t size;
+    char *name;    /* demangled */
+    bool skipped;  /* C runtime start-up code: known but never traced */
+};
+
+struct exec_segment {
+    uint64_t vaddr; /* link-time */
+    uint64_t memsz;
+};
+
+struct elf_image {
+    char *path;
+    bool pie;       /* ET_DYN: loaded at a bias */
+    bool is_static; /* no PT_INTERP */
+    uint64_t entry; /* e_entry, link-time */
+    struct func_symbol *funcs;
+    size_t nfuncs;
+    struct exec_segment *segments;
+    size_t nsegments;
+};
+
+/* Loads path; on failure prints one "calltrace: PATH: WHY" line and returns -1. */
+int elf_image_load(struct elf_image *image, const char *path);
+void elf_image_free(struct elf_image *image);
+/* Checks only that path is an ELF executable for this machine; fills why on failure. */
+int elf_check_executable(const char *path, char *why, size_t whylen);
+
+#endif

@@ -1,0 +1,15 @@
+/* JSON string escaping for bytes that come from a traced program: any byte sequence gives a
+ * valid JSON string of valid UTF-8 (invalid sequences become U+FFFD). */
+#ifndef CALLTRACE_UTIL_JSON_STRING_H
+#define CALLTRACE_UTIL_JSON_STRING_H
+
+#include <stddef.h>
+
+#include "util/outbuf.h"
+
+/* Writes "..." with quotes. */
+void json_put_string(struct outbuf *out, const char *bytes, size_t len);
+/* Same into a caller buffer; returns the length the full string needs (like snprintf). */
+size_t json_escape(char *dst, size_t cap, const char *bytes, size_t len);
+
+#endif

@@ -78,6 +78,9 @@ bool frames_return(struct shadow_stack *stack, uint64_t addr, uint64_t rsp, fram
     }
     if (i == (size_t)-1)
         return false;
+    /* A chain of tail calls shares the slot: the return ends its outermost frame too. */
+    while (i > 0 && stack->frames[i - 1].entry_sp == slot && stack->frames[i - 1].ret_addr == addr)
+        i--;
     uint64_t region = stack->frames[i].region;
     while (stack->depth > i + 1) {
         const struct frame *top = &stack->frames[stack->depth - 1];

@@ -86,7 +86,8 @@ static long insert_segment(struct session *s, struct process *p, pid_t tid,
         if (f->addr < seg->vaddr || f->addr >= seg->vaddr + seg->memsz)
             continue;
         if (f->skipped) {
-            dbg(DBG_SYMBOLS, 2, "skipping %s: C runtime start-up code", f->name);
+            dbg(DBG_SYMBOLS, 2, "skipping %s: C runtime code, or the cold part of a function",
+                f->name);
             continue;
         }
         uint64_t off = f->addr - seg->vaddr;

@@ -31,6 +31,19 @@ static const char *const runtime_functions[] = {
     NULL,
 };
 
+/* gcc's hot/cold splitting moves unlikely code into "f.cold" ("f.cold.3"): a part of f reached
+ * by jumps, never called. A breakpoint there would count a call that never happened. */
+static bool is_cold_part(const char *name)
+{
+    const char *cold = strstr(name, ".cold");
+    if (!cold)
+        return false;
+    cold += 5;
+    if (*cold == '.')
+        cold += strspn(cold + 1, "0123456789") + 1;
+    return *cold == '\0';
+}
+
 static bool is_runtime_function(const char *name)
 {
     for (size_t i = 0; runtime_functions[i]; i++)
@@ -224,7 +237,7 @@ static int read_functions(struct elf_image *image, Elf *elf, char *why, size_t w
         f->addr = raw[i].addr;
         f->size = raw[i].size;
         f->name = demangle(raw[i].name);
-        f->skipped = is_runtime_function(raw[i].name);
+        f->skipped = is_runtime_function(raw[i].name) || is_cold_part(raw[i].name);
     }
     free(raw);
     return 0;

@@ -1,0 +1,142 @@
+/* The binary record written by the recorder reads back into the trace.json expected: pairing,
+ * nesting, unfinished and inherited frames, process and thread metadata, a truncated record. */
+#include <cJSON.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "output/trace_json.h"
+#include "record/writer.h"
+#include "unit.h"
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    }
+    if (buf)
+        buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+static cJSON *find_call(cJSON *events, const char *name, int nth)
+{
+    cJSON *e;
+    cJSON_ArrayForEach(e, events)
+    {
+        cJSON *ph = cJSON_GetObjectItem(e, "ph");
+        cJSON *n = cJSON_GetObjectItem(e, "name");
+        if (ph && strcmp(ph->valuestring, "X") == 0 && strcmp(n->valuestring, name) == 0 &&
+            nth-- == 0)
+            return e;
+    }
+    return NULL;
+}
+
+static double num(cJSON *e, const char *key)
+{
+    cJSON *v = cJSON_GetObjectItem(e, key);
+    return v ? v->valuedouble : -1;
+}
+
+static void write_sample(const char *record, struct clock_calibration *clock)
+{
+    struct recorder rec;
+    CHECK(recorder_open(&rec, record, clock) == 0);
+    uint64_t t = clock->start.ticks;
+    uint64_t us = (uint64_t)(1000.0 / clock->ns_per_tick); /* ticks per microsecond */
+    rec_func(&rec, 0, 0x1000, "outer");
+    rec_func(&rec, 1, 0x2000, "inner \"quoted\"");
+    rec_process(&rec, 100, 1, t, "prog a b", false);
+    rec_thread(&rec, 100, 100, t);
+    rec_enter(&rec, 100, 100, 0, t + 10 * us);
+    rec_enter(&rec, 100, 100, 1, t + 20 * us);
+    rec_exit(&rec, 100, 100, 1, t + 30 * us, 0);
+    rec_exit(&rec, 100, 100, 0, t + 40 * us, 0);
+    rec_process(&rec, 101, 100, t + 41 * us, "prog a b", false);
+    rec_thread(&rec, 101, 101, t + 41 * us);
+    rec_enter(&rec, 101, 101, 1, t + 50 * us);
+    rec_exit(&rec, 101, 101, 0, t + 55 * us, EXIT_INHERITED); /* inherited outer ends */
+    rec_enter(&rec, 100, 100, 0, t + 60 * us);
+    rec_thread_end(&rec, 100, 100, t + 70 * us); /* outer left open: unfinished */
+    CHECK(recorder_close(&rec) == 0);
+}
+
+static void test_roundtrip(const char *dir)
+{
+    char record[512], json[512];
+    snprintf(record, sizeof(record), "%s/events.ctr", dir);
+    snprintf(json, sizeof(json), "%s/trace.json", dir);
+    struct clock_calibration clock;
+    clock_calibrate(&clock);
+    write_sample(record, &clock);
+    struct trace_json_stats stats;
+    CHECK(trace_json_export_run(dir, &stats) == 0);
+    CHECK_EQ_U64(stats.calls, 3);
+    CHECK_EQ_U64(stats.unfinished, 1);
+    CHECK_EQ_U64(stats.processes, 2);
+    CHECK_EQ_U64(stats.threads, 2);
+    char *text = slurp(json);
+    cJSON *root = text ? cJSON_Parse(text) : NULL;
+    CHECK(root != NULL);
+    cJSON *events = cJSON_GetObjectItem(root, "traceEvents");
+    CHECK(cJSON_IsArray(events));
+    cJSON *outer = find_call(events, "outer", 0);
+    cJSON *inner = find_call(events, "inner \"quoted\"", 0);
+    CHECK(outer && inner);
+    if (outer && inner) {
+        CHECK(num(inner, "ts") >= num(outer, "ts"));
+        CHECK(num(inner, "ts") + num(inner, "dur") <= num(outer, "ts") + num(outer, "dur"));
+        CHECK(num(outer, "dur") > 29.0 && num(outer, "dur") < 31.0);
+        CHECK_EQ_U64(num(outer, "pid"), 100);
+    }
+    cJSON *again = find_call(events, "outer", 1);
+    CHECK(again && cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(again, "args"),
+                                                    "unfinished")));
+    CHECK(find_call(events, "outer", 2) == NULL); /* the inherited frame is not a call */
+    cJSON_Delete(root);
+    free(text);
+}
+
+static void test_truncated_record_still_gives_valid_json(const char *dir)
+{
+    char record[512], json[512];
+    snprintf(record, sizeof(record), "%s/events.ctr", dir);
+    snprintf(json, sizeof(json), "%s/trace.json", dir);
+    struct stat st;
+    CHECK(stat(record, &st) == 0);
+    CHECK(truncate(record, st.st_size - 30) == 0);
+    struct trace_json_stats stats;
+    CHECK(trace_json_export_run(dir, &stats) == 0);
+    CHECK(stats.record_damaged != 0);
+    char *text = slurp(json);
+    cJSON *root = text ? cJSON_Parse(text) : NULL;
+    CHECK(root != NULL);
+    cJSON_Delete(root);
+    free(text);
+}
+
+int main(void)
+{
+    char dir[] = "/tmp/calltrace-unit-XXXXXX";
+    if (!mkdtemp(dir))
+        return 1;
+    test_roundtrip(dir);
+    test_truncated_record_still_gives_valid_json(dir);
+    char cmd[600];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        return 1;
+    return unit_finish("record_roundtrip");
+}

@@ -89,13 +89,13 @@ static int parse_args(int argc, char **argv, struct record_cli *cli)
             printf("calltrace %s\n", CALLTRACE_VERSION);
             exit(0);
         case ':':
-            err_hint("see calltrace --help", "option %s needs a value", argv[optind - 1]);
+            err_hint("see calltrace --help", "%s: missing value", argv[optind - 1]);
             return -1;
         default:
             if (optopt)
-                err_hint("see calltrace --help", "unknown option -%c", optopt);
+                err_hint("see calltrace --help", "-%c: unknown option", optopt);
             else
-                err_hint("see calltrace --help", "unknown option %s", argv[optind - 1]);
+                err_hint("see calltrace --help", "%s: unknown option", argv[optind - 1]);
             return -1;
         }
     }

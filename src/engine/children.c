@@ -74,6 +74,18 @@ static struct process *new_process(struct session *s, struct thread *parent, pid
     return p;
 }
 
+/* The child starts inside the calls its parent had open: they are recorded on its track too,
+ * so its returns from them pair up, and marked inherited when they end. */
+static void inherit_frames(struct session *s, struct thread *child, struct thread *parent)
+{
+    if (frames_copy_inherited(&child->stack, &parent->stack) < 0)
+        return;
+    for (size_t i = 0; i < child->stack.depth; i++) {
+        const struct frame *f = &child->stack.frames[i];
+        rec_enter(s->rec, child->proc->pid, child->tid, f->func, f->ticks);
+    }
+}
+
 void engine_on_new_child(struct session *s, struct thread *parent, int event)
 {
     unsigned long new_tid = 0;
@@ -97,11 +109,11 @@ void engine_on_new_child(struct session *s, struct thread *parent, int event)
     }
     t->proc = p;
     p->nthreads++;
-    if (!is_thread) {
-        frames_copy_inherited(&t->stack, &parent->stack);
+    if (!is_thread)
         engine_record_process(s, p, false);
-    }
     rec_thread(s->rec, p->pid, tid, s->now);
+    if (!is_thread)
+        inherit_frames(s, t, parent);
     dbg(DBG_ENGINE, 2, "%d: new %s %d", (int)parent->tid, is_thread ? "thread" : "process",
         (int)tid);
     if (t->pending_first) {

@@ -23,6 +23,7 @@ struct frame {
     uint64_t entry_sp;
     uint64_t ret_addr;
     uint64_t region; /* end of the stack mapping holding entry_sp */
+    uint64_t ticks;  /* when it started */
     uint32_t func;
     bool inherited;  /* copied into a forked child: not a call the child made */
 };

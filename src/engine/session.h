@@ -20,6 +20,14 @@
 
 struct addrspace;
 
+/* The kernel's struct sigaction for rt_sigaction(2) on x86_64. */
+struct kernel_sigaction {
+    uint64_t handler;
+    uint64_t flags;
+    uint64_t restorer;
+    uint64_t mask;
+};
+
 struct process {
     pid_t pid;
     pid_t ppid;
@@ -27,6 +35,8 @@ struct process {
     struct addrspace *as;
     unsigned nthreads;
     bool exec_done; /* the first exec happened: the image is the program, not calltrace */
+    bool trap_watch; /* it has a SIGTRAP disposition of its own, see sigtrap_guard.h */
+    struct kernel_sigaction trap_action;
 };
 
 struct thread {

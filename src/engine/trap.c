@@ -6,6 +6,7 @@
 #include <sys/user.h>
 
 #include "engine/engine.h"
+#include "engine/sigtrap_guard.h"
 #include "engine/stack_region.h"
 #include "probe/addrspace.h"
 #include "probe/breakpoints.h"
@@ -32,6 +33,7 @@ static void on_entry(struct session *s, struct thread *t, const struct breakpoin
     struct frame call = {.entry_sp = sp,
                          .ret_addr = ret,
                          .region = stack_region(t, sp),
+                         .ticks = s->now,
                          .func = bp->func};
     struct frame_end_ctx ctx = {s, t};
     if (frames_enter(&t->stack, &call, session_frame_end, &ctx) < 0)
@@ -47,9 +49,11 @@ void engine_on_trap(struct session *s, struct thread *t)
         return;
     const struct breakpoint *bp = breakpoint_at(t->proc->as, regs.rip - 1);
     if (!bp || !bp->kinds || !trap_is_int3(t->tid)) {
+        sigtrap_guard_learn(t);
         engine_resume(t, SIGTRAP);
         return;
     }
+    sigtrap_guard_check(t);
     if (bp->kinds & BP_RETURN) {
         struct frame_end_ctx ctx = {s, t};
         frames_return(&t->stack, bp->addr, regs.rsp, session_frame_end, &ctx);

@@ -93,12 +93,23 @@ static void put_call(struct json_writer *w, const struct thread_calls *t,
     outbuf_puts(&w->out, ",\"dur\":");
     outbuf_put_usec(&w->out, end_ns > start_ns ? end_ns - start_ns : 0);
     put_ids(w, t->pid, t->tid);
-    if (flags & EXIT_UNFINISHED)
-        outbuf_puts(&w->out, ",\"args\":{\"unfinished\":true}}");
-    else if (flags & EXIT_UNWOUND)
-        outbuf_puts(&w->out, ",\"args\":{\"unwound\":true}}");
-    else
-        outbuf_puts(&w->out, ",\"args\":{}}");
+    outbuf_puts(&w->out, ",\"args\":{");
+    const char *sep = "";
+    static const struct {
+        unsigned flag;
+        const char *key;
+    } marks[] = {{EXIT_UNFINISHED, "unfinished"}, {EXIT_UNWOUND, "unwound"},
+                 {EXIT_INHERITED, "inherited"}};
+    for (size_t i = 0; i < sizeof(marks) / sizeof(marks[0]); i++) {
+        if (flags & marks[i].flag) {
+            outbuf_printf(&w->out, "%s\"%s\":true", sep, marks[i].key);
+            sep = ",";
+        }
+    }
+    outbuf_puts(&w->out, "}}");
+    /* A forked child's copy of its parent's open calls is shown, but was not called by it. */
+    if (flags & EXIT_INHERITED)
+        return;
     w->stats->calls++;
     if (flags & EXIT_UNFINISHED)
         w->stats->unfinished++;
@@ -142,8 +153,6 @@ static void on_exit_record(struct json_writer *w, const struct rec_call *r)
     if (!t || !t->depth)
         return; /* an exit without entry cannot come from the engine; ignore it */
     struct open_call call = t->calls[--t->depth];
-    if (r->hdr.flags & EXIT_INHERITED)
-        return;
     put_call(w, t, &call, r->ticks, r->hdr.flags);
 }
 

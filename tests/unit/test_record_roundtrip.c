@@ -66,8 +66,8 @@ static void write_sample(const char *record, struct clock_calibration *clock)
     rec_exit(&rec, 100, 100, 0, t + 40 * us, 0);
     rec_process(&rec, 101, 100, t + 41 * us, "prog a b", false);
     rec_thread(&rec, 101, 101, t + 41 * us);
-    rec_enter(&rec, 101, 101, 1, t + 50 * us);
-    rec_exit(&rec, 101, 101, 0, t + 55 * us, EXIT_INHERITED); /* inherited outer ends */
+    rec_enter(&rec, 101, 101, 0, t + 10 * us); /* the parent's open call, inherited */
+    rec_exit(&rec, 101, 101, 0, t + 55 * us, EXIT_INHERITED);
     rec_enter(&rec, 100, 100, 0, t + 60 * us);
     rec_thread_end(&rec, 100, 100, t + 70 * us); /* outer left open: unfinished */
     CHECK(recorder_close(&rec) == 0);
@@ -101,10 +101,14 @@ static void test_roundtrip(const char *dir)
         CHECK(num(outer, "dur") > 29.0 && num(outer, "dur") < 31.0);
         CHECK_EQ_U64(num(outer, "pid"), 100);
     }
-    cJSON *again = find_call(events, "outer", 1);
+    /* the child's copy of the parent's open call is shown marked, and not counted as a call */
+    cJSON *inherited = find_call(events, "outer", 1);
+    CHECK(inherited && cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(inherited, "args"),
+                                                        "inherited")));
+    CHECK(inherited && num(inherited, "pid") == 101);
+    cJSON *again = find_call(events, "outer", 2);
     CHECK(again && cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(again, "args"),
                                                     "unfinished")));
-    CHECK(find_call(events, "outer", 2) == NULL); /* the inherited frame is not a call */
     cJSON_Delete(root);
     free(text);
 }

@@ -19,6 +19,15 @@ CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer
 LDFLAGS += -fsanitize=address,undefined
 endif
 
+# `make V=1` shows the full commands.
+ifeq ($(V),1)
+Q :=
+quiet = @true
+else
+Q := @
+quiet = @printf '  %-7s %s\n'
+endif
+
 BUILD := build
 SRCS := $(wildcard src/*.c src/*/*.c src/*/*/*.c)
 OBJS := $(SRCS:%.c=$(BUILD)/%.o)
@@ -30,18 +39,22 @@ UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=tests/build/unit/%)
 all: calltrace examples/demo
 
 calltrace: $(OBJS)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(quiet) LINK $@
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
+	$(quiet) CC $<
+	$(Q)$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
 
 examples/demo: examples/demo.c
-	$(CC) -O0 -g -o $@ $<
+	$(quiet) CC $<
+	$(Q)$(CC) -O0 -g -o $@ $<
 
 tests/build/unit/%: tests/unit/%.c $(LIB_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_OBJS) $(LDLIBS)
+	$(quiet) CC $<
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_OBJS) $(LDLIBS)
 
 unit: $(UNIT_BINS)
 

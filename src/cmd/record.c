@@ -92,10 +92,11 @@ static int parse_args(int argc, char **argv, struct record_cli *cli)
             err_hint("see calltrace --help", "%s: missing value", argv[optind - 1]);
             return -1;
         default:
-            if (optopt)
-                err_hint("see calltrace --help", "-%c: unknown option", optopt);
+            if (strncmp(argv[optind - 1], "--", 2) == 0)
+                err_hint("see calltrace --help", "%s: unknown option or unexpected value",
+                         argv[optind - 1]);
             else
-                err_hint("see calltrace --help", "%s: unknown option", argv[optind - 1]);
+                err_hint("see calltrace --help", "-%c: unknown option", optopt);
             return -1;
         }
     }
@@ -157,6 +158,11 @@ static int check_program(const char *program, char *path, size_t pathlen)
         return -1;
     int n = count_traceable(&image);
     elf_image_free(&image);
+    if (n == 0 && strcmp(image_path, path) != 0) {
+        err_hint("calltrace traces the interpreter of a script; give it one built with symbols",
+                 "%s: its interpreter %s has no function symbols to trace", path, image_path);
+        return -1;
+    }
     if (n == 0) {
         err_hint("build it with symbols, and do not strip it", "%s: no function symbols to trace",
                  image_path);

@@ -64,6 +64,15 @@ int frames_enter(struct shadow_stack *stack, const struct frame *call, frame_end
     return 0;
 }
 
+bool frames_is_reentry(const struct shadow_stack *stack, const struct frame *call)
+{
+    if (!stack->depth)
+        return false;
+    const struct frame *top = &stack->frames[stack->depth - 1];
+    return top->func == call->func && top->entry_sp == call->entry_sp &&
+           top->ret_addr == call->ret_addr && top->region == call->region;
+}
+
 bool frames_return(struct shadow_stack *stack, uint64_t addr, uint64_t rsp, frame_end_fn end,
                    void *ctx)
 {

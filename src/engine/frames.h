@@ -40,6 +40,9 @@ typedef void (*frame_end_fn)(void *ctx, const struct frame *frame, unsigned flag
 /* A call starts: closes the frames it proves abandoned, then pushes it. -1 when out of memory. */
 int frames_enter(struct shadow_stack *stack, const struct frame *call, frame_end_fn end,
                  void *ctx);
+/* Is call the same frame as the innermost one, re-entered by a jump (a loop whose head is the
+ * function's first instruction) rather than by a call? */
+bool frames_is_reentry(const struct shadow_stack *stack, const struct frame *call);
 /* A return-site breakpoint at addr was hit with the given rsp. Returns true when it ended one
  * of the thread's calls (and every call above it). */
 bool frames_return(struct shadow_stack *stack, uint64_t addr, uint64_t rsp, frame_end_fn end,

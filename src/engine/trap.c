@@ -35,6 +35,8 @@ static void on_entry(struct session *s, struct thread *t, const struct breakpoin
                          .region = stack_region(t, sp),
                          .ticks = s->now,
                          .func = bp->func};
+    if (bp->loop_head && frames_is_reentry(&t->stack, &call))
+        return; /* the loop went round, nobody called */
     struct frame_end_ctx ctx = {s, t};
     if (frames_enter(&t->stack, &call, session_frame_end, &ctx) < 0)
         return;

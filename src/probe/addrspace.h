@@ -19,6 +19,7 @@ struct breakpoint {
     uint32_t func;   /* BP_ENTRY: the function's id */
     uint8_t kinds;   /* enum bp_kind; 0: a return site that could not be instrumented */
     uint8_t orig;    /* the byte the int3 replaced */
+    bool loop_head;  /* BP_ENTRY: the function's own body jumps back to its entry */
 };
 
 struct scratch_chunk {

@@ -55,6 +55,30 @@ static int place_out_of_line(struct process *p, pid_t tid, csh decoder, const ui
     return 0;
 }
 
+/* Does the body of a function (code[0..size)) branch back to its first byte? A byte scan for
+ * jmp/jcc rel8/rel32 that land on offset 0: exact for real branches, and a rare false match in
+ * data only makes a re-entry of that function with the very same frame count as a loop. */
+static bool branches_to_entry(const uint8_t *code, uint64_t size)
+{
+    for (uint64_t i = 0; i + 2 <= size; i++) {
+        uint8_t op = code[i];
+        if ((op == 0xeb || (op >= 0x70 && op <= 0x7f)) && (int64_t)(i + 2) + (int8_t)code[i + 1] == 0)
+            return true;
+        int32_t d32;
+        if (op == 0xe9 && i + 5 <= size) {
+            memcpy(&d32, code + i + 1, 4);
+            if ((int64_t)(i + 5) + d32 == 0)
+                return true;
+        }
+        if (op == 0x0f && i + 6 <= size && code[i + 1] >= 0x80 && code[i + 1] <= 0x8f) {
+            memcpy(&d32, code + i + 2, 4);
+            if ((int64_t)(i + 6) + d32 == 0)
+                return true;
+        }
+    }
+    return false;
+}
+
 static int read_segment(struct process *p, uint64_t start, uint64_t size, uint8_t **out)
 {
     *out = malloc(size + X86_MAX_INSN);
@@ -86,7 +110,7 @@ static long insert_segment(struct session *s, struct process *p, pid_t tid,
         if (f->addr < seg->vaddr || f->addr >= seg->vaddr + seg->memsz)
             continue;
         if (f->skipped) {
-            dbg(DBG_SYMBOLS, 2, "skipping %s: C runtime code, or the cold part of a function",
+            dbg(DBG_SYMBOLS, 1, "skipping %s: C runtime code, or the cold part of a function",
                 f->name);
             continue;
         }
@@ -95,7 +119,11 @@ static long insert_segment(struct session *s, struct process *p, pid_t tid,
         size_t avail = (size_t)(seg->memsz - off) + X86_MAX_INSN;
         if (breakpoint_at(p->as, addr))
             continue;
-        struct breakpoint bp = {.addr = addr, .orig = text[off], .kinds = BP_ENTRY};
+        uint64_t body = f->size < seg->memsz - off ? f->size : seg->memsz - off;
+        struct breakpoint bp = {.addr = addr,
+                                .orig = text[off],
+                                .kinds = BP_ENTRY,
+                                .loop_head = branches_to_entry(text + off, body)};
         const char *why = NULL;
         if (place_out_of_line(p, tid, s->decoder, text + off, avail, addr, chunk_hint, &bp,
                               &why) < 0) {

@@ -25,6 +25,8 @@ static const char *const runtime_functions[] = {
     "__libc_csu_init",
     "__libc_csu_fini",
     "_dl_relocate_static_pie",
+    "__libc_start_main",
+    "__libc_start_call_main",
     "__restore_rt",
     "__x86.get_pc_thunk.ax",
     "__x86.get_pc_thunk.bx",

@@ -1,0 +1,36 @@
+#!/bin/bash
+# "#!" scripts: calltrace traces the interpreter.
+#  - a script for our own interpreter (with symbols): the interpreter's calls
+#    are traced (emit() once per non-comment line), output as untraced
+#  - a /bin/sh script: no crash; either it works (same status and output as
+#    untraced) or a clean one-line "calltrace: ..." error if the shell has no
+#    symbols to trace
+source "$(dirname "$0")/../lib/testlib.sh"
+require_calltrace
+for opt in O0 O2; do
+    CTX="[shebang interp -$opt]"
+    build interp "$opt"
+    S=$T/script-$opt
+    printf '#!%s\nfirst line\n# a comment\nsecond line\nthird line\n' "$BIN" >"$S"
+    chmod +x "$S"
+    standard_case "$S" extra1 extra2
+    chk check-counts emit=3 main=1
+    grep -qx 'extra args 2' "$CT_OUT" || fail "script arguments lost: $(cat "$CT_OUT")"
+    chk check-parent emit main
+done
+
+CTX="[shebang /bin/sh]"
+printf '#!/bin/sh\necho "hello from sh $1"\nexit 3\n' >"$T/sh-script"
+chmod +x "$T/sh-script"
+plain_run "$T/sh-script" arg
+ct_run "$T/sh-script" arg
+if [ "$CT_RC" = "$PL_RC" ]; then
+    same_stdout
+    expect_trace
+    note "sh script traced: $(query summary | tr '\n' ' ')"
+else
+    [ "$CT_RC" -lt 128 ] || fail "calltrace died or reported a signal (status $CT_RC) on a /bin/sh script"
+    one_stderr_line_error "/bin/sh script"
+    [ ! -e "$CT_DIR" ] || fail "a run directory was left behind after the error"
+    note "sh script refused: $(cat "$CT_ERR")"
+fi

@@ -1,0 +1,246 @@
+# shellcheck shell=bash
+# testlib.sh -- helpers sourced by tests/e2e/*.sh
+#
+#   source "$(dirname "$0")/../lib/testlib.sh"
+#
+# Environment:
+#   CALLTRACE     calltrace binary (default: <repo>/calltrace)
+#   CT_TIMEOUT    seconds allowed for one traced run (default 60)
+#   CT_KEEP=1     keep the temporary directory of the test (path is printed)
+#
+# After `ct_run PROG ARGS...`:  CT_RC CT_OUT CT_ERR CT_DIR CT_TRACE
+# After `plain_run PROG ARGS...`: PL_RC PL_OUT PL_ERR
+# stdin of both comes from $RUN_STDIN (default /dev/null).
+
+set -u
+set -o pipefail
+
+TESTS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+ROOT=$(cd "$TESTS_DIR/.." && pwd)
+CALLTRACE=${CALLTRACE:-$ROOT/calltrace}
+case $CALLTRACE in
+/*) ;;
+*/*) CALLTRACE=$PWD/$CALLTRACE ;;
+*) CALLTRACE=$(command -v "$CALLTRACE" || echo "$CALLTRACE") ;;
+esac
+PROGS_DIR=$TESTS_DIR/progs
+BUILD_DIR=$TESTS_DIR/build/progs
+CHECKER=$TESTS_DIR/lib/check_trace.py
+CT_TIMEOUT=${CT_TIMEOUT:-60}
+RUN_STDIN=${RUN_STDIN:-/dev/null}
+TEST_NAME=$(basename "$0" .sh)
+CTX=""          # prefix of failure messages, e.g. "[fib -O2]"
+CT_RC="" CT_OUT="" CT_ERR="" CT_DIR="" CT_TRACE=""
+PL_RC="" PL_OUT="" PL_ERR=""
+_RUN_SEQ=0
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/ct-$TEST_NAME.XXXXXX") || exit 1
+
+_cleanup() {
+    if [ "${CT_KEEP:-0}" = 1 ]; then
+        echo "kept temporary directory $T" >&2
+    else
+        chmod -R u+rwx "$T" 2>/dev/null
+        rm -rf "$T"
+    fi
+}
+trap _cleanup EXIT
+cd "$T" || exit 1     # tests run in their own scratch directory
+
+# Close file descriptors above 2 inherited from whoever started the test, so
+# that the programs see exactly 0-2 and any extra fd under calltrace is a leak.
+for _fd in /proc/$$/fd/*; do
+    _fd=${_fd##*/}
+    [ "$_fd" -gt 2 ] 2>/dev/null && eval "exec $_fd>&-" 2>/dev/null
+done
+unset _fd
+
+# fail MESSAGE...: print the message (with context) and exit 1.
+fail() {
+    {
+        printf 'FAIL%s: %s\n' "${CTX:+ $CTX}" "$*"
+        if [ -n "$CT_ERR" ] && [ -s "$CT_ERR" ]; then
+            echo "  stderr of the last traced run (last 15 lines):"
+            tail -n 15 "$CT_ERR" | sed 's/^/  | /'
+        fi
+    } >&2
+    exit 1
+}
+
+note() { printf '%s%s\n' "${CTX:+$CTX }" "$*"; }
+
+require_calltrace() {
+    [ -f "$CALLTRACE" ] || fail "calltrace binary not found: $CALLTRACE (run 'make' at the repo root or set CALLTRACE)"
+    [ -x "$CALLTRACE" ] || fail "calltrace binary is not executable: $CALLTRACE"
+}
+
+# build NAME OPT [EXTRA_FLAGS...] -> sets BIN to tests/build/progs/NAME-OPT[-extra]
+# Compiles tests/progs/NAME.c (gcc) or NAME.cc (g++) with -g -OPT -pthread.
+# Rebuilds only when the binary is older than its sources.
+build() {
+    local name=$1 opt=$2
+    shift 2
+    local src cc suffix=""
+    if [ -f "$PROGS_DIR/$name.c" ]; then
+        src=$PROGS_DIR/$name.c cc=${CC:-gcc}
+    elif [ -f "$PROGS_DIR/$name.cc" ]; then
+        src=$PROGS_DIR/$name.cc cc=${CXX:-g++}
+    else
+        fail "no source for test program '$name' in $PROGS_DIR"
+    fi
+    local f
+    for f in "$@"; do suffix+=$(printf '%s' "$f" | tr -c 'A-Za-z0-9_' '_'); done
+    BIN=$BUILD_DIR/$name-$opt${suffix:+-$suffix}
+    if [ -x "$BIN" ] && [ "$BIN" -nt "$src" ] && [ "$BIN" -nt "$PROGS_DIR/common.h" ]; then
+        return 0
+    fi
+    mkdir -p "$BUILD_DIR" || fail "cannot create $BUILD_DIR"
+    local tmp=$BIN.tmp.$$ log=$T/build.log
+    if ! "$cc" -g "-$opt" -pthread -Wall -o "$tmp" "$src" "$@" >"$log" 2>&1; then
+        rm -f "$tmp"
+        fail "cannot build $name at -$opt ($cc $*): $(head -c 2000 "$log")"
+    fi
+    mv -f "$tmp" "$BIN"
+}
+
+_next_files() {
+    _RUN_SEQ=$((_RUN_SEQ + 1))
+    _OUT=$T/out.$_RUN_SEQ _ERR=$T/err.$_RUN_SEQ
+}
+
+# ct_run [CALLTRACE_OPTIONS... --] PROG [ARGS...]
+# Runs calltrace with -o into a fresh run directory under $T.  Options for
+# calltrace itself may be given before a "--" (if the arguments contain one).
+ct_run() {
+    local opts=() a has_dd=0
+    for a in "$@"; do [ "$a" = -- ] && has_dd=1 && break; done
+    if [ $has_dd = 1 ]; then
+        while [ $# -gt 0 ] && [ "$1" != -- ]; do opts+=("$1"); shift; done
+        shift
+    fi
+    _next_files
+    CT_DIR=$T/run.$_RUN_SEQ
+    CT_TRACE=$CT_DIR/trace.json
+    CT_OUT=$_OUT CT_ERR=$_ERR
+    timeout -k 5 "$CT_TIMEOUT" "$CALLTRACE" -o "$CT_DIR" "${opts[@]}" -- "$@" \
+        <"$RUN_STDIN" >"$CT_OUT" 2>"$CT_ERR"
+    CT_RC=$?
+    if [ $CT_RC = 124 ]; then
+        fail "calltrace did not finish within ${CT_TIMEOUT}s (exit $CT_RC): calltrace ${opts[*]} -- $*"
+    fi
+    return 0
+}
+
+# ct_raw ARGS...: run calltrace with exactly ARGS (no -o); sets CT_RC CT_OUT CT_ERR
+ct_raw() {
+    _next_files
+    CT_OUT=$_OUT CT_ERR=$_ERR CT_DIR="" CT_TRACE=""
+    timeout -k 5 "$CT_TIMEOUT" "$CALLTRACE" "$@" <"$RUN_STDIN" >"$CT_OUT" 2>"$CT_ERR"
+    CT_RC=$?
+    [ $CT_RC = 124 ] && fail "calltrace did not finish within ${CT_TIMEOUT}s: calltrace $*"
+    return 0
+}
+
+# plain_run PROG [ARGS...]: the same program without calltrace.
+plain_run() {
+    _next_files
+    PL_OUT=$_OUT PL_ERR=$_ERR
+    timeout -k 5 "$CT_TIMEOUT" "$@" <"$RUN_STDIN" >"$PL_OUT" 2>"$PL_ERR"
+    PL_RC=$?
+    [ $PL_RC = 124 ] && fail "untraced run did not finish within ${CT_TIMEOUT}s: $*"
+    return 0
+}
+
+# chk SUBCOMMAND [ARGS...]: run the checker on $CT_TRACE; fail with its message.
+chk() {
+    local sub=$1
+    shift
+    local out
+    out=$(python3 "$CHECKER" "$sub" "$CT_TRACE" "$@" 2>&1) ||
+        fail "$(printf '%s' "$out" | head -c 4000)"
+    [ -n "$out" ] && printf '%s\n' "$out"
+    return 0
+}
+
+# query SUBCOMMAND [ARGS...]: like chk but prints the result for capture.
+query() {
+    python3 "$CHECKER" "$1" "$CT_TRACE" "${@:2}" 2>"$T/query.err" ||
+        fail "$(head -c 4000 "$T/query.err")"
+}
+
+expect_rc() {
+    [ "$CT_RC" = "$1" ] || fail "calltrace exited with status $CT_RC, expected $1${2:+ ($2)}"
+}
+
+# expect_trace: the run directory and a valid trace.json exist.
+expect_trace() {
+    [ -d "$CT_DIR" ] || fail "run directory $CT_DIR was not created (calltrace exit status $CT_RC)"
+    [ -f "$CT_TRACE" ] || fail "no trace.json in $CT_DIR (it has: $(ls -A "$CT_DIR" | tr '\n' ' '))"
+    chk validate
+}
+
+# same_stdout [--ignore-counts]: traced stdout equals untraced stdout.
+same_stdout() {
+    local a=$PL_OUT b=$CT_OUT
+    if [ "${1:-}" = --ignore-counts ]; then
+        grep -v '^count ' "$PL_OUT" >"$T/pl.filtered"
+        grep -v '^count ' "$CT_OUT" >"$T/ct.filtered"
+        a=$T/pl.filtered b=$T/ct.filtered
+    fi
+    if ! cmp -s "$a" "$b"; then
+        fail "stdout under calltrace differs from the untraced run (- untraced, + traced):
+$(diff -u "$a" "$b" | tail -n +3 | head -40)"
+    fi
+}
+
+# same_rc: calltrace exited like the untraced program.
+same_rc() {
+    [ "$CT_RC" = "$PL_RC" ] || fail "calltrace exited with status $CT_RC, the untraced program with $PL_RC"
+}
+
+# standard_case PROG_BIN [ARGS...]: the common checks of a deterministic program:
+# same exit status and stdout as untraced, valid trace, proper nesting, and the
+# trace's counts equal the program's own "count" lines.
+standard_case() {
+    plain_run "$@"
+    ct_run "$@"
+    expect_trace
+    same_rc
+    same_stdout
+    chk check-nesting
+    chk check-counts -f "$CT_OUT"
+}
+
+# one_stderr_line_error: the error contract for bad input.
+#   exit != 0, exactly one line on stderr, starting "calltrace: "
+one_stderr_line_error() {
+    local what=$1
+    [ "$CT_RC" != 0 ] || fail "$what: calltrace exited 0, expected an error"
+    local n
+    n=$(wc -l <"$CT_ERR")
+    if [ "$n" != 1 ] || ! head -n 1 "$CT_ERR" | grep -q '^calltrace: .*: '; then
+        fail "$what: expected exactly one stderr line 'calltrace: WHAT: WHY', got $n line(s):
+$(head -n 10 "$CT_ERR" | sed 's/^/  | /')"
+    fi
+    [ -s "$CT_OUT" ] && fail "$what: calltrace wrote to stdout: $(head -c 300 "$CT_OUT")"
+    return 0
+}
+
+# proc_state PID: the state letter from /proc/PID/stat (empty if gone)
+proc_state() {
+    local s
+    s=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
+    s=${s##*) }
+    printf '%s' "${s%% *}"
+}
+
+# wait_until TIMEOUT_S DESCRIPTION COMMAND...: poll COMMAND every 10 ms
+wait_until() {
+    local limit=$(($1 * 100)) what=$2 i=0
+    shift 2
+    until "$@"; do
+        i=$((i + 1))
+        [ $i -ge $limit ] && fail "timed out after ${limit}0 ms waiting for: $what"
+        sleep 0.01
+    done
+}

@@ -1,6 +1,7 @@
 #include "engine/engine.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/ptrace.h>
@@ -102,6 +103,35 @@ static void kill_all(struct session *s)
     s->killing = true;
 }
 
+/* How long to poll before sleeping in waitpid. On a VM a sleeping tracer costs an inter-
+ * processor wake-up at every stop when the program runs on the other CPU: measured here, 104 us
+ * per traced call against 24 us when both share one CPU. Polling for a little longer than the
+ * usual gap between two stops keeps the tracer awake through a burst of calls and brings that to
+ * about 40 us; a program that goes quiet costs at most this much CPU before calltrace sleeps. */
+#define SPIN_NS 200000
+
+static pid_t wait_for_stop(struct session *s, int *status)
+{
+    if (s->spin_ticks) {
+        uint64_t start = clock_ticks(s->clock);
+        do {
+            pid_t tid = waitpid(-1, status, __WALL | WNOHANG);
+            if (tid != 0)
+                return tid;
+        } while (clock_ticks(s->clock) - start < s->spin_ticks && !*s->stop_signal);
+    }
+    return waitpid(-1, status, __WALL);
+}
+
+/* Polling only helps when the program can run on another CPU than calltrace. */
+static uint64_t spin_ticks(const struct clock_calibration *clock)
+{
+    cpu_set_t cpus;
+    if (sched_getaffinity(0, sizeof(cpus), &cpus) < 0 || CPU_COUNT(&cpus) < 2)
+        return 0;
+    return (uint64_t)(SPIN_NS / clock->ns_per_tick);
+}
+
 int engine_run(struct session *s, pid_t pid)
 {
     struct process *p = process_new(s, pid, getpid());
@@ -113,11 +143,12 @@ int engine_run(struct session *s, pid_t pid)
     }
     t->started = true; /* seized while running: its first stop is the exec */
     s->main_pid = pid;
+    s->spin_ticks = spin_ticks(s->clock);
     while (s->live_processes > 0) {
         if (*s->stop_signal && !s->killing)
             kill_all(s);
         int status;
-        pid_t tid = waitpid(-1, &status, __WALL);
+        pid_t tid = wait_for_stop(s, &status);
         s->now = clock_ticks(s->clock);
         if (tid < 0) {
             if (errno == EINTR)

@@ -71,6 +71,7 @@ struct session {
     volatile sig_atomic_t *stop_signal; /* set by calltrace's own signal handler */
     bool killing;
     uint64_t now; /* ticks of the stop being handled */
+    uint64_t spin_ticks; /* how long to poll for the next stop before sleeping, 0: never */
     uint64_t skipped_functions;
     uint64_t uncatchable_returns;
 };

@@ -29,6 +29,7 @@ void addrspace_unref(struct addrspace *as)
     ADDR_MAP_FOREACH(&as->breakpoints, slot)
     free(slot->value);
     addr_map_free(&as->breakpoints);
+    maps_free(&as->maps);
     while (as->chunks) {
         struct scratch_chunk *next = as->chunks->next;
         free(as->chunks);

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "symbols/proc_maps.h"
 #include "util/addr_map.h"
 
 enum bp_kind {
@@ -34,6 +35,7 @@ struct addrspace {
     struct addr_map breakpoints; /* addr -> struct breakpoint */
     struct scratch_chunk *chunks;
     uint64_t syscall_gadget;     /* "syscall; int3" in the first chunk, 0 before it exists */
+    struct mapping_list maps;    /* last /proc/PID/maps read, refreshed when it has no answer */
 };
 
 struct addrspace *addrspace_new(void);

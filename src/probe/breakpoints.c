@@ -183,15 +183,18 @@ static int read_original(struct process *p, uint64_t addr, uint8_t *buf, size_t 
     return 0;
 }
 
-static bool is_executable(pid_t pid, uint64_t addr)
+/* Return sites are checked against the cached maps; only an address they do not cover (a
+ * library loaded since) costs a new read of /proc/PID/maps. */
+static bool is_executable(struct process *p, uint64_t addr)
 {
-    struct mapping_list maps;
-    if (maps_read(pid, &maps) < 0)
-        return false;
-    const struct mapping *m = maps_find(&maps, addr);
-    bool ok = m && m->exec && !m->write;
-    maps_free(&maps);
-    return ok;
+    const struct mapping *m = maps_find(&p->as->maps, addr);
+    if (!m) {
+        maps_free(&p->as->maps);
+        if (maps_read(p->pid, &p->as->maps) < 0)
+            return false;
+        m = maps_find(&p->as->maps, addr);
+    }
+    return m && m->exec && !m->write;
 }
 
 struct breakpoint *probe_return_site(struct session *s, struct process *p, pid_t tid,
@@ -205,7 +208,7 @@ struct breakpoint *probe_return_site(struct session *s, struct process *p, pid_t
     }
     uint8_t code[X86_MAX_INSN];
     const char *why = "not in executable code";
-    bool ok = is_executable(p->pid, addr) && read_original(p, addr, code, sizeof(code)) == 0;
+    bool ok = is_executable(p, addr) && read_original(p, addr, code, sizeof(code)) == 0;
     bp = add_breakpoint(p->as, addr, code[0]);
     if (!bp)
         return NULL;

@@ -66,6 +66,25 @@ static void test_rip_relative_is_retargeted(void)
     cs_free(insn, n);
 }
 
+/* capstone 4 reports no displacement size for this one: cmpw $0x0, disp(%rip) */
+static void test_rip_relative_with_immediate(void)
+{
+    const uint8_t code[] = {0x66, 0x83, 0x3d, 0xa7, 0x27, 0x63, 0x00, 0x00};
+    struct relocation r;
+    const char *why = NULL;
+    CHECK(x86_relocate(cs, code, sizeof(code), 0x451ac5, 0x400000, &r, &why) == 0);
+    cs_insn *insn;
+    size_t n = decode(&r, 0x400000, &insn);
+    CHECK(n >= 1);
+    if (n >= 1) {
+        const cs_x86_op *op = &insn[0].detail->x86.operands[0];
+        CHECK(op->type == X86_OP_MEM && op->mem.base == X86_REG_RIP);
+        CHECK_EQ_U64(insn[0].address + insn[0].size + (uint64_t)op->mem.disp,
+                     0x451ac5 + 8 + 0x6327a7);
+    }
+    cs_free(insn, n);
+}
+
 static void test_rip_relative_out_of_reach_is_refused(void)
 {
     const uint8_t code[] = {0x48, 0x8d, 0x05, 0x00, 0x01, 0x00, 0x00};
@@ -169,6 +188,7 @@ int main(void)
     test_endbr64_is_skipped();
     test_plain_instruction_jumps_back();
     test_rip_relative_is_retargeted();
+    test_rip_relative_with_immediate();
     test_rip_relative_out_of_reach_is_refused();
     test_call_pushes_original_return();
     test_indirect_call_through_rsp_is_adjusted();

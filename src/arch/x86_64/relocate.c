@@ -98,6 +98,23 @@ static bool uses_rsp_base(const cs_insn *insn)
     return false;
 }
 
+/* Where the disp32 of a rip-relative operand sits: right after ModRM (mod 00, rm 101 takes no
+ * SIB). capstone 4 reports disp_size 0 for some of these (cmpw $imm, disp(%rip)), so the offset
+ * is derived here and checked against the decoded displacement. Returns 0 when unsure. */
+static size_t rip_disp_offset(const cs_insn *insn)
+{
+    const cs_x86 *x = &insn->detail->x86;
+    size_t at = x->encoding.modrm_offset ? x->encoding.modrm_offset + 1u : 0;
+    if (!at || at + 4 > insn->size)
+        return 0;
+    int32_t disp;
+    memcpy(&disp, insn->bytes + at, 4);
+    for (int i = 0; i < x->op_count; i++)
+        if (x->operands[i].type == X86_OP_MEM && x->operands[i].mem.base == X86_REG_RIP)
+            return x->operands[i].mem.disp == disp ? at : 0;
+    return 0;
+}
+
 /* Copies insn to e, retargeting a rip-relative displacement to the new location.
  * new_len_delta: bytes that will follow the copy before "rip" as the CPU sees it (0 here). */
 static int copy_rip_fixed(struct emitter *e, const cs_insn *insn, uint64_t addr, const char **why)
@@ -105,13 +122,13 @@ static int copy_rip_fixed(struct emitter *e, const cs_insn *insn, uint64_t addr,
     uint8_t bytes[X86_MAX_INSN];
     memcpy(bytes, insn->bytes, insn->size);
     if (is_rip_relative(insn)) {
-        const cs_x86_encoding *enc = &insn->detail->x86.encoding;
-        if (enc->disp_size != 4 || !enc->disp_offset) {
-            *why = "rip-relative operand without a 32-bit displacement";
+        size_t at = rip_disp_offset(insn);
+        if (!at) {
+            *why = "rip-relative operand in an unexpected encoding";
             return -1;
         }
         int32_t disp;
-        memcpy(&disp, bytes + enc->disp_offset, 4);
+        memcpy(&disp, bytes + at, 4);
         uint64_t target = addr + insn->size + (int64_t)disp;
         int64_t new_disp = (int64_t)(target - (e->base + e->len + insn->size));
         if (!fits_rel32(new_disp)) {
@@ -119,7 +136,7 @@ static int copy_rip_fixed(struct emitter *e, const cs_insn *insn, uint64_t addr,
             return -1;
         }
         int32_t d32 = (int32_t)new_disp;
-        memcpy(bytes + enc->disp_offset, &d32, 4);
+        memcpy(bytes + at, &d32, 4);
     }
     emit(e, bytes, insn->size);
     return 0;
@@ -138,6 +155,32 @@ static void relocate_call_rel(struct emitter *e, uint64_t ret, uint64_t target)
     emit_u64(e, target);
 }
 
+/* An rsp-based operand always has a SIB byte after ModRM; its displacement size comes from
+ * ModRM's mod field. Adds 8 to it, for the return address pushed just before. */
+static int adjust_rsp_disp(uint8_t *bytes, size_t modrm_at, const char **why)
+{
+    unsigned mod = bytes[modrm_at] >> 6;
+    size_t at = modrm_at + 2;
+    if (mod == 1) {
+        int v = (int8_t)bytes[at] + 8;
+        if (v > INT8_MAX) {
+            *why = "rsp-relative indirect call with a large displacement";
+            return -1;
+        }
+        bytes[at] = (uint8_t)(int8_t)v;
+        return 0;
+    }
+    if (mod == 2) {
+        int32_t d;
+        memcpy(&d, bytes + at, 4);
+        d += 8;
+        memcpy(bytes + at, &d, 4);
+        return 0;
+    }
+    *why = "rsp-relative indirect call without displacement";
+    return -1;
+}
+
 /*   call r/m (ff /2)       ->   push [rip+lit_ret]
  *                               jmp  r/m (ff /4)        ; rsp-based operands +8 for the push
  *                               lit_ret: .quad addr+len */
@@ -152,30 +195,19 @@ static int relocate_call_indirect(struct emitter *e, const cs_insn *insn, uint64
         return -1;
     }
     bytes[enc->modrm_offset] = (uint8_t)((bytes[enc->modrm_offset] & ~0x38) | (4 << 3));
-    if (uses_rsp_base(insn)) {
-        if (enc->disp_size == 1) {
-            int v = (int8_t)bytes[enc->disp_offset] + 8;
-            if (v > INT8_MAX) {
-                *why = "rsp-relative indirect call with a large displacement";
-                return -1;
-            }
-            bytes[enc->disp_offset] = (uint8_t)(int8_t)v;
-        } else if (enc->disp_size == 4) {
-            int32_t d;
-            memcpy(&d, bytes + enc->disp_offset, 4);
-            d += 8;
-            memcpy(bytes + enc->disp_offset, &d, 4);
-        } else {
-            *why = "rsp-relative indirect call without displacement";
-            return -1;
-        }
-    }
+    if (uses_rsp_base(insn) && adjust_rsp_disp(bytes, enc->modrm_offset, why) < 0)
+        return -1;
     static const uint8_t push_lit[] = {0xff, 0x35, 0, 0, 0, 0};
     size_t push_at = e->len;
     emit(e, push_lit, sizeof(push_lit));
     if (is_rip_relative(insn)) {
+        size_t at = rip_disp_offset(insn);
+        if (!at) {
+            *why = "rip-relative operand in an unexpected encoding";
+            return -1;
+        }
         int32_t disp;
-        memcpy(&disp, bytes + enc->disp_offset, 4);
+        memcpy(&disp, bytes + at, 4);
         uint64_t target = addr + insn->size + (int64_t)disp;
         int64_t nd = (int64_t)(target - (e->base + e->len + insn->size));
         if (!fits_rel32(nd)) {
@@ -183,7 +215,7 @@ static int relocate_call_indirect(struct emitter *e, const cs_insn *insn, uint64
             return -1;
         }
         int32_t d32 = (int32_t)nd;
-        memcpy(bytes + enc->disp_offset, &d32, 4);
+        memcpy(bytes + at, &d32, 4);
     }
     emit(e, bytes, insn->size);
     uint32_t lit_disp = (uint32_t)(e->len - (push_at + sizeof(push_lit)));

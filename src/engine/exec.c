@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
 #include <unistd.h>
@@ -27,6 +28,13 @@ static void trace_new_image(struct session *s, struct process *p)
     /* Open through /proc so the file exec'd is the file read, even if renamed since. */
     if (elf_image_load(&image, link) < 0)
         return;
+    if (n > 0) { /* record the program's path, not the /proc link it was read through */
+        char *path = strdup(exe);
+        if (path) {
+            free(image.path);
+            image.path = path;
+        }
+    }
     if (remote_leave_syscall(p, p->pid) < 0) {
         dbg(DBG_ENGINE, 1, "process %d: cannot stop it at its first instruction: %s",
             (int)p->pid, strerror(errno));

@@ -64,6 +64,7 @@ struct session {
     struct addr_map threads;   /* tid -> struct thread */
     struct addr_map processes; /* pid -> struct process */
     uint32_t next_func_id;
+    uint32_t next_image_id;
     pid_t main_pid;
     int main_status; /* wait status of the first process */
     bool main_done;

@@ -94,7 +94,7 @@ static int read_segment(struct process *p, uint64_t start, uint64_t size, uint8_
 }
 
 static long insert_segment(struct session *s, struct process *p, pid_t tid,
-                           const struct elf_image *image, uint64_t bias,
+                           const struct elf_image *image, uint32_t image_id, uint64_t bias,
                            const struct exec_segment *seg, size_t chunk_hint)
 {
     uint64_t start = seg->vaddr + bias;
@@ -136,7 +136,7 @@ static long insert_segment(struct session *s, struct process *p, pid_t tid,
         if (!stored)
             break;
         *stored = bp;
-        rec_func(s->rec, bp.func, addr, f->name);
+        rec_func(s->rec, bp.func, image_id, addr, f->size, f->name);
         if (mem_write(p->mem_fd, addr, &int3, 1) < 0) {
             dbg(DBG_PROBE, 1, "cannot write a breakpoint at %s: %s", f->name, strerror(errno));
             addr_map_del(&p->as->breakpoints, addr);
@@ -153,9 +153,12 @@ long probe_insert_entries(struct session *s, struct process *p, pid_t tid,
                           const struct elf_image *image, uint64_t bias)
 {
     size_t chunk_hint = (image->nfuncs + RETURN_SITE_RESERVE) * SCRATCH_SLOT;
+    uint32_t image_id = s->next_image_id++;
+    rec_image(s->rec, image_id, p->pid, bias, image->path);
     long total = 0;
     for (size_t i = 0; i < image->nsegments; i++) {
-        long n = insert_segment(s, p, tid, image, bias, &image->segments[i], chunk_hint);
+        long n = insert_segment(s, p, tid, image, image_id, bias, &image->segments[i],
+                                chunk_hint);
         if (n < 0)
             return -1;
         total += n;

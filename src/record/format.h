@@ -32,7 +32,7 @@ struct rec_header {
 #define REC_F_COMPLETE 2u /* the end anchor is valid and the run ended cleanly */
 
 enum rec_type {
-    REC_FUNC = 1,     /* a traced function: id, address, name */
+    REC_FUNC = 1,     /* a traced function: id, its image, address, size, name */
     REC_PROCESS,      /* a process starts or execs: pid, parent, command line */
     REC_THREAD,       /* a thread starts */
     REC_ENTER,        /* a call starts */
@@ -40,6 +40,7 @@ enum rec_type {
     REC_THREAD_END,   /* a thread ends */
     REC_PROCESS_END,  /* a process ends: exit status */
     REC_CLOCK,        /* a clock anchor, written periodically for recovery */
+    REC_IMAGE,        /* an executable or library functions were taken from: id, bias, path */
 };
 
 /* REC_EXIT flags */
@@ -70,9 +71,19 @@ struct rec_call {
 struct rec_func {
     struct rec_hdr hdr;
     uint32_t func;
+    uint32_t image;
+    uint64_t addr; /* runtime address in the process that loaded the image */
+    uint32_t size;
     uint32_t name_len;
-    uint64_t addr;
     /* name bytes follow, padded to 8 */
+};
+
+struct rec_image {
+    struct rec_hdr hdr; /* tid = pid of the process it was loaded in */
+    uint32_t image;
+    uint32_t name_len;
+    uint64_t bias; /* runtime address minus link-time address */
+    /* path bytes follow, padded to 8 */
 };
 
 struct rec_process {

@@ -72,6 +72,8 @@ static size_t min_size(uint8_t type)
     switch (type) {
     case REC_FUNC:
         return sizeof(struct rec_func);
+    case REC_IMAGE:
+        return sizeof(struct rec_image);
     case REC_PROCESS:
         return sizeof(struct rec_process);
     case REC_THREAD:
@@ -92,7 +94,9 @@ static size_t min_size(uint8_t type)
 static bool name_fits(const struct rec_hdr *h)
 {
     uint32_t len;
-    size_t fixed = h->type == REC_FUNC ? sizeof(struct rec_func) : sizeof(struct rec_process);
+    size_t fixed = h->type == REC_FUNC    ? sizeof(struct rec_func)
+                   : h->type == REC_IMAGE ? sizeof(struct rec_image)
+                                          : sizeof(struct rec_process);
     rec_name(h, &len);
     return len <= REC_MAX_NAME && fixed + len <= h->size;
 }
@@ -118,7 +122,7 @@ const struct rec_hdr *rec_reader_next(struct rec_reader *r)
         r->truncated = true;
         return NULL;
     }
-    if ((h->type == REC_FUNC || h->type == REC_PROCESS) && !name_fits(h)) {
+    if ((h->type == REC_FUNC || h->type == REC_PROCESS || h->type == REC_IMAGE) && !name_fits(h)) {
         r->corrupt = true;
         return NULL;
     }
@@ -134,6 +138,11 @@ const char *rec_name(const struct rec_hdr *h, uint32_t *len)
         const struct rec_func *f = (const struct rec_func *)h;
         *len = f->name_len;
         return (const char *)(f + 1);
+    }
+    if (h->type == REC_IMAGE) {
+        const struct rec_image *i = (const struct rec_image *)h;
+        *len = i->name_len;
+        return (const char *)(i + 1);
     }
     const struct rec_process *p = (const struct rec_process *)h;
     *len = p->name_len;

@@ -28,7 +28,7 @@ int rec_reader_open(struct rec_reader *r, const char *path, char *why, size_t wh
 /* The next record, valid until the next call; NULL at the end or on damage. */
 const struct rec_hdr *rec_reader_next(struct rec_reader *r);
 void rec_reader_close(struct rec_reader *r);
-/* The name bytes that follow a REC_FUNC or REC_PROCESS record. */
+/* The name bytes that follow a REC_FUNC, REC_PROCESS or REC_IMAGE record. */
 const char *rec_name(const struct rec_hdr *h, uint32_t *len);
 
 #endif

@@ -50,11 +50,21 @@ static size_t clamp_name(size_t len)
     return len > REC_MAX_NAME ? REC_MAX_NAME : len;
 }
 
-void rec_func(struct recorder *rec, uint32_t id, uint64_t addr, const char *name)
+void rec_image(struct recorder *rec, uint32_t id, pid_t pid, uint64_t bias, const char *path)
+{
+    size_t len = clamp_name(strlen(path));
+    size_t size = sizeof(struct rec_image) + ((len + 7) & ~(size_t)7);
+    struct rec_image r = {hdr(REC_IMAGE, size, pid, 0), id, (uint32_t)len, bias};
+    put_named(rec, &r, sizeof(r), path, len);
+}
+
+void rec_func(struct recorder *rec, uint32_t id, uint32_t image, uint64_t addr, uint64_t size,
+              const char *name)
 {
     size_t len = clamp_name(strlen(name));
-    size_t size = sizeof(struct rec_func) + ((len + 7) & ~(size_t)7);
-    struct rec_func r = {hdr(REC_FUNC, size, 0, 0), id, (uint32_t)len, addr};
+    size_t rsize = sizeof(struct rec_func) + ((len + 7) & ~(size_t)7);
+    struct rec_func r = {hdr(REC_FUNC, rsize, 0, 0), id,   image, addr,
+                         size > UINT32_MAX ? UINT32_MAX : (uint32_t)size, (uint32_t)len};
     put_named(rec, &r, sizeof(r), name, len);
 }
 

@@ -23,7 +23,9 @@ struct recorder {
 };
 
 int recorder_open(struct recorder *rec, const char *path, const struct clock_calibration *clock);
-void rec_func(struct recorder *rec, uint32_t id, uint64_t addr, const char *name);
+void rec_image(struct recorder *rec, uint32_t id, pid_t pid, uint64_t bias, const char *path);
+void rec_func(struct recorder *rec, uint32_t id, uint32_t image, uint64_t addr, uint64_t size,
+              const char *name);
 /* is_exec: the same process with a new image (not counted again). */
 void rec_process(struct recorder *rec, pid_t pid, pid_t ppid, uint64_t ticks, const char *name,
                  bool is_exec);

@@ -56,8 +56,9 @@ static void write_sample(const char *record, struct clock_calibration *clock)
     CHECK(recorder_open(&rec, record, clock) == 0);
     uint64_t t = clock->start.ticks;
     uint64_t us = (uint64_t)(1000.0 / clock->ns_per_tick); /* ticks per microsecond */
-    rec_func(&rec, 0, 0x1000, "outer");
-    rec_func(&rec, 1, 0x2000, "inner \"quoted\"");
+    rec_image(&rec, 0, 100, 0, "/bin/prog");
+    rec_func(&rec, 0, 0, 0x1000, 16, "outer");
+    rec_func(&rec, 1, 0, 0x2000, 16, "inner \"quoted\"");
     rec_process(&rec, 100, 1, t, "prog a b", false);
     rec_thread(&rec, 100, 100, t);
     rec_enter(&rec, 100, 100, 0, t + 10 * us);

@@ -7,7 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ptrace.h>
 #include <sys/wait.h>
+
+#include <bsd/stdlib.h>
 #include <unistd.h>
 
 #include "cmd/commands.h"
@@ -28,6 +31,8 @@ struct record_cli {
     struct record_options opts;
     const char *output;
     bool quiet;
+    pid_t attach_pid;      /* -p */
+    unsigned duration;     /* -t, seconds; 0: until stopped */
     char **program_argv;
 };
 
@@ -37,12 +42,18 @@ enum { OPT_NO_FOLLOW = 256 };
 static void usage(FILE *f)
 {
     fputs("usage: calltrace [OPTIONS] [--] PROGRAM [ARGS...]\n"
+          "       calltrace [OPTIONS] -p PID\n"
           "       calltrace export RUN\n"
           "\n"
           "Runs PROGRAM under ptrace and records every call of the functions of its executable\n"
           "into a run directory (trace.json for ui.perfetto.dev, and the binary record).\n"
           "\n"
+          "With -p, attaches to the running process PID and all its threads instead, and\n"
+          "detaches on Ctrl-C, SIGTERM, SIGHUP or -t, leaving it running as before.\n"
+          "\n"
           "Options:\n"
+          "  -p, --pid PID      attach to a running process instead of starting one\n"
+          "  -t, --duration S   with -p: detach after S seconds\n"
           "  -o, --output DIR   run directory (default ./" RUN_DIR_DEFAULT "; an existing one is\n"
           "                     never overwritten: DIR-1, DIR-2, ... are used instead)\n"
           "      --no-follow    trace only PROGRAM's own process: its children run free of\n"
@@ -64,6 +75,8 @@ static int parse_args(int argc, char **argv, struct record_cli *cli)
 {
     static const struct option longopts[] = {
         {"output", required_argument, NULL, 'o'},
+        {"pid", required_argument, NULL, 'p'},
+        {"duration", required_argument, NULL, 't'},
         {"no-follow", no_argument, NULL, OPT_NO_FOLLOW},
         {"quiet", no_argument, NULL, 'q'},
         {"verbose", no_argument, NULL, 'v'},
@@ -73,7 +86,8 @@ static int parse_args(int argc, char **argv, struct record_cli *cli)
     };
     int c;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "+:o:qvhV", longopts, NULL)) != -1) {
+    const char *errstr;
+    while ((c = getopt_long(argc, argv, "+:o:p:t:qvhV", longopts, NULL)) != -1) {
         switch (c) {
         case 'o':
             if (!*optarg) {
@@ -81,6 +95,22 @@ static int parse_args(int argc, char **argv, struct record_cli *cli)
                 return -1;
             }
             cli->output = optarg;
+            break;
+        case 'p':
+            cli->attach_pid = (pid_t)strtonum(optarg, 1, INT32_MAX, &errstr);
+            if (errstr) {
+                err_hint("give the number of a running process", "-p %s: process id is %s",
+                         optarg, errstr);
+                return -1;
+            }
+            break;
+        case 't':
+            cli->duration = (unsigned)strtonum(optarg, 1, 31 * 24 * 3600, &errstr);
+            if (errstr) {
+                err_hint("give a whole number of seconds, at least 1", "-t %s: duration is %s",
+                         optarg, errstr);
+                return -1;
+            }
             break;
         case 'q':
             cli->quiet = true;
@@ -109,7 +139,17 @@ static int parse_args(int argc, char **argv, struct record_cli *cli)
             return -1;
         }
     }
-    if (optind >= argc) {
+    if (cli->attach_pid && optind < argc) {
+        err_hint("use either -p PID or a program to start", "%s: unexpected with -p",
+                 argv[optind]);
+        return -1;
+    }
+    if (cli->duration && !cli->attach_pid) {
+        err_hint("a started program runs until it ends; -t goes with -p",
+                 "-t: only applies with -p PID");
+        return -1;
+    }
+    if (!cli->attach_pid && optind >= argc) {
         err_hint("usage: calltrace [OPTIONS] PROGRAM [ARGS...]", "no program to trace");
         return -1;
     }
@@ -119,14 +159,18 @@ static int parse_args(int argc, char **argv, struct record_cli *cli)
 
 /* What calltrace's signal handlers may touch: a handler cannot be given a context struct. */
 static volatile sig_atomic_t stop_signal;
-static volatile pid_t traced_pid;
+static volatile pid_t traced_pid;   /* launched: ended on a stop signal */
+static volatile pid_t attached_pid; /* attached: interrupted, then released */
 
 static void on_stop_signal(int sig)
 {
     stop_signal = sig;
-    /* Closes the race with the loop's check: waitpid returns once the program is gone. */
+    /* Closes the race with the loop's check: waitpid returns once the program stops or is
+     * gone, even if the signal came just before calltrace went to wait. */
     if (traced_pid > 0)
         kill(traced_pid, SIGKILL);
+    if (attached_pid > 0)
+        ptrace(PTRACE_INTERRUPT, attached_pid, 0, 0);
 }
 
 static void on_tty_stop(int sig)
@@ -143,6 +187,7 @@ static void install_handlers(void)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
+    sigaction(SIGALRM, &sa, NULL); /* -t */
     sa.sa_handler = on_tty_stop;
     sa.sa_flags = SA_RESTART;
     sigaction(SIGTSTP, &sa, NULL);
@@ -217,6 +262,24 @@ static void print_summary(const char *run, const struct trace_json_stats *stats,
                 (unsigned long long)s->skipped_functions);
 }
 
+/* The detach comes before any output is written, so a failure to write cannot keep the
+ * program stopped; the record written so far is complete up to that moment. */
+static int run_attached(struct record_cli *cli, struct session *s)
+{
+    if (engine_attach(s, cli->attach_pid) < 0)
+        return -1;
+    attached_pid = cli->attach_pid;
+    if (cli->duration)
+        alarm(cli->duration);
+    engine_loop(s);
+    alarm(0);
+    attached_pid = 0;
+    if (s->live_processes && engine_detach(s) < 0)
+        s->detach_failed = true;
+    engine_finish(s);
+    return 0;
+}
+
 static int run_traced(struct record_cli *cli, const char *path, const char *run,
                       struct recorder *rec, const struct clock_calibration *clock,
                       struct session *s)
@@ -226,6 +289,8 @@ static int run_traced(struct record_cli *cli, const char *path, const char *run,
         return -1;
     }
     install_handlers();
+    if (cli->attach_pid)
+        return run_attached(cli, s);
     pid_t pid = launch_program(path, cli->program_argv);
     if (pid < 0)
         return -1;
@@ -259,8 +324,8 @@ int cmd_record(int argc, char **argv)
     if (parse_args(argc, argv, &cli) < 0)
         return 2;
     log_set_verbosity(cli.opts.verbose);
-    char path[PATH_MAX];
-    if (check_program(cli.program_argv[0], path, sizeof(path)) < 0)
+    char path[PATH_MAX] = "";
+    if (!cli.attach_pid && check_program(cli.program_argv[0], path, sizeof(path)) < 0)
         return 2;
     char run[PATH_MAX], record[PATH_MAX], default_dir[64];
     cli.opts.rank = mpi_rank();
@@ -290,6 +355,8 @@ int cmd_record(int argc, char **argv)
     }
     int failed = finish_run(run, &rec, &s, cli.quiet);
     session_free(&s);
+    if (cli.attach_pid) /* the program is not ours: its status is not calltrace's */
+        return failed || s.detach_failed ? 1 : 0;
     if (stop_signal)
         return 128 + stop_signal;
     int code = exit_code_of(s.main_status);

@@ -26,6 +26,11 @@ static bool is_stop_signal(int sig)
  * parked with PTRACE_LISTEN so the thread stays stopped until SIGCONT, as it would untraced. */
 static void on_event_stop(struct session *s, struct thread *t, int sig)
 {
+    if (!t->started && s->detaching) {
+        t->started = true;
+        t->held = true; /* born while calltrace leaves: it goes with the others */
+        return;
+    }
     if (!t->started) {
         t->started = true;
         /* An unfollowed fork child goes now; a vfork child shares its parent's breakpoints and
@@ -149,8 +154,15 @@ int engine_run(struct session *s, pid_t pid)
     }
     t->started = true; /* seized while running: its first stop is the exec */
     s->main_pid = pid;
+    return engine_loop(s);
+}
+
+int engine_loop(struct session *s)
+{
     s->spin_ticks = spin_ticks(s->clock);
     while (s->live_processes > 0) {
+        if (*s->stop_signal && s->attached)
+            return 0; /* the caller detaches, leaving the program running */
         if (*s->stop_signal && !s->killing)
             kill_all(s);
         int status;

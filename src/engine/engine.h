@@ -12,6 +12,17 @@
  * starts until all of them have ended. */
 int engine_run(struct session *s, pid_t pid);
 
+/* The stop loop, until every traced process has ended or, attached, a stop is requested. */
+int engine_loop(struct session *s);
+
+/* Attaches to every thread of pid, running, and puts the breakpoints in; on failure prints
+ * why (naming the cause and the fix) and returns -1 with nothing changed in the process. */
+int engine_attach(struct session *s, pid_t pid);
+/* Stops every thread, takes out every breakpoint, moves threads off calltrace's code, and
+ * detaches: the program runs on as before. Returns 0, or -1 when a thread could not be
+ * released cleanly (said on stderr). */
+int engine_detach(struct session *s);
+
 /* Pieces of the loop, one concern per file. */
 void engine_resume(struct thread *t, int sig);
 void engine_on_exec(struct session *s, struct thread *t);

@@ -47,6 +47,8 @@ struct thread {
     bool started;       /* its first stop was seen and it was resumed */
     bool pending_first; /* stopped before its creator reported it: waiting to be adopted */
     int pending_status;
+    int held_status; /* a stop kept while attaching or detaching, handled afterwards */
+    bool held;       /* detaching: stopped by calltrace, to be released */
     /* the stack mappings last seen under this thread, to compare sp only within one stack */
     uint64_t region_lo[2], region_hi[2];
     unsigned region_next;
@@ -73,6 +75,9 @@ struct session {
     unsigned live_processes;
     volatile sig_atomic_t *stop_signal; /* set by calltrace's own signal handler */
     bool killing;
+    bool attached; /* -p: the program was running before calltrace and must outlive it */
+    bool detach_failed;
+    bool detaching; /* new threads stay stopped: they are released with the others */
     uint64_t now; /* ticks of the stop being handled */
     uint64_t spin_ticks; /* how long to poll for the next stop before sleeping, 0: never */
     uint64_t skipped_functions;

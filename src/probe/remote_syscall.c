@@ -16,9 +16,22 @@
 
 static const uint8_t gadget_code[] = {0x0f, 0x05, 0xcc}; /* syscall; int3 */
 
+static int wait_for_trap(pid_t tid, uint64_t trap_rip, uint64_t *set_aside);
+
 /* Resumes tid and waits for the trap after the system call. Signals that arrive meanwhile are
- * queued again with tgkill so the program still gets them, after calltrace is done. */
+ * set aside and queued again with tgkill once the trap is reached, so the program still gets
+ * them afterwards (queueing them at once would only make the next resume stop on them again). */
 static int run_until_trap(pid_t pid, pid_t tid, uint64_t trap_rip)
+{
+    uint64_t set_aside = 0;
+    int rc = wait_for_trap(tid, trap_rip, &set_aside);
+    for (int sig = 1; sig <= 64; sig++)
+        if (set_aside & (1ull << (sig - 1)))
+            syscall(SYS_tgkill, pid, tid, sig);
+    return rc;
+}
+
+static int wait_for_trap(pid_t tid, uint64_t trap_rip, uint64_t *set_aside)
 {
     if (ptrace(PTRACE_CONT, tid, 0, 0) < 0)
         return -1;
@@ -42,7 +55,7 @@ static int run_until_trap(pid_t pid, pid_t tid, uint64_t trap_rip)
                 return 0;
         }
         if ((status >> 16) == 0 && sig != SIGTRAP)
-            syscall(SYS_tgkill, pid, tid, sig);
+            *set_aside |= 1ull << (sig - 1);
         if (ptrace(PTRACE_CONT, tid, 0, 0) < 0)
             return -1;
     }

@@ -1,0 +1,344 @@
+/* calltrace -p PID: taking over a running process, every thread of it, and saying precisely
+ * why when the kernel will not allow it. */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "engine/engine.h"
+#include "probe/addrspace.h"
+#include "probe/breakpoints.h"
+#include "probe/memory.h"
+#include "symbols/elf_image.h"
+#include "symbols/proc_maps.h"
+#include "util/log.h"
+
+/* No PTRACE_O_EXITKILL: the program must outlive calltrace. */
+#define ATTACH_OPTIONS                                                                          \
+    (PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACEEXEC)
+
+#define PF_KTHREAD 0x00200000u
+
+/* A field of /proc/PID/status ("TracerPid:", "Uid:"), as text; -1 when unreadable. */
+static int status_field(pid_t pid, const char *key, char *out, size_t len)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return -1;
+    int rc = -1;
+    size_t klen = strlen(key);
+    while (fgets(line, sizeof(line), f)) {
+        if (strncmp(line, key, klen) == 0) {
+            snprintf(out, len, "%s", line + klen + strspn(line + klen, " \t"));
+            out[strcspn(out, "\n")] = '\0';
+            rc = 0;
+            break;
+        }
+    }
+    fclose(f);
+    return rc;
+}
+
+static void comm_of(pid_t pid, char *out, size_t len)
+{
+    if (status_field(pid, "Name:", out, len) < 0)
+        snprintf(out, len, "?");
+}
+
+/* State letter and flags from /proc/PID/stat; -1 when there is no such process. */
+static int read_stat(pid_t pid, char *state, unsigned long *flags)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return -1;
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')'); /* the command name may hold spaces and parentheses */
+    if (!p || sscanf(p + 1, " %c %*d %*d %*d %*d %*d %lu", state, flags) != 2)
+        return -1;
+    return 0;
+}
+
+static int check_target(pid_t pid)
+{
+    char state, tracer[32], comm[64];
+    unsigned long flags;
+    if (pid == getpid()) {
+        err_msg("-p %d: that is calltrace itself", (int)pid);
+        return -1;
+    }
+    if (pid == getppid()) {
+        err_msg("-p %d: that is calltrace's parent, which waits for calltrace", (int)pid);
+        return -1;
+    }
+    if (read_stat(pid, &state, &flags) < 0) {
+        err_hint("check the number with ps or pgrep", "-p %d: no such process", (int)pid);
+        return -1;
+    }
+    if (state == 'Z' || state == 'X') {
+        err_msg("-p %d: is a zombie: it has exited and only waits for its parent to reap it",
+                (int)pid);
+        return -1;
+    }
+    if (flags & PF_KTHREAD) {
+        err_msg("-p %d: is a kernel thread, which runs no user code to trace", (int)pid);
+        return -1;
+    }
+    if (status_field(pid, "TracerPid:", tracer, sizeof(tracer)) == 0 && atoi(tracer) != 0) {
+        comm_of(atoi(tracer), comm, sizeof(comm));
+        err_hint("a process has one tracer at a time: stop that one first",
+                 "-p %d: already traced by process %s (%s)", (int)pid, tracer, comm);
+        return -1;
+    }
+    return 0;
+}
+
+static int read_int_file(const char *path)
+{
+    FILE *f = fopen(path, "re");
+    int v = -1;
+    if (f) {
+        if (fscanf(f, "%d", &v) != 1)
+            v = -1;
+        fclose(f);
+    }
+    return v;
+}
+
+/* EPERM from PTRACE_SEIZE has three usual causes; name the one that applies. */
+static void explain_eperm(pid_t pid)
+{
+    char uids[64];
+    unsigned real = 0, effective = 0;
+    if (status_field(pid, "Uid:", uids, sizeof(uids)) == 0)
+        sscanf(uids, "%u %u", &real, &effective);
+    if (geteuid() != 0 && (real != geteuid() || effective != geteuid())) {
+        err_hint("run calltrace as that user, or as root",
+                 "-p %d: permission denied: the process belongs to user %u", (int)pid, effective);
+        return;
+    }
+    int scope = read_int_file("/proc/sys/kernel/yama/ptrace_scope");
+    if (scope == 1 && geteuid() != 0) {
+        err_hint("run calltrace as root, or allow it with "
+                 "'echo 0 | sudo tee /proc/sys/kernel/yama/ptrace_scope'",
+                 "-p %d: permission denied by Yama (ptrace_scope 1: only descendants)", (int)pid);
+    } else if (scope == 2) {
+        err_hint("run calltrace as root (it needs CAP_SYS_PTRACE)",
+                 "-p %d: permission denied by Yama (ptrace_scope 2: admin only)", (int)pid);
+    } else if (scope == 3) {
+        err_hint("ptrace_scope 3 cannot be lowered until the next reboot",
+                 "-p %d: permission denied by Yama (ptrace_scope 3: no attaching at all)",
+                 (int)pid);
+    } else {
+        err_hint("calltrace needs CAP_SYS_PTRACE here (a container or seccomp profile may "
+                 "withhold it)",
+                 "-p %d: permission denied", (int)pid);
+    }
+}
+
+static bool traced_by_us(pid_t tid)
+{
+    char tracer[32];
+    return status_field(tid, "TracerPid:", tracer, sizeof(tracer)) == 0 &&
+           atoi(tracer) == getpid();
+}
+
+/* Seizes and interrupts every thread not yet known. Returns how many were new, -1 on error. */
+static int seize_new_threads(struct session *s, struct process *p)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/task", (int)p->pid);
+    DIR *d = opendir(path);
+    if (!d)
+        return -1;
+    int added = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        pid_t tid = (pid_t)atoi(e->d_name);
+        if (tid <= 0 || thread_find(s, tid))
+            continue;
+        if (ptrace(PTRACE_SEIZE, tid, 0, ATTACH_OPTIONS) < 0) {
+            if (errno == ESRCH)
+                continue; /* it exited meanwhile */
+            int seize_errno = errno;
+            char state;
+            unsigned long flags;
+            if (read_stat(tid, &state, &flags) < 0)
+                continue; /* it exited meanwhile */
+            if (seize_errno == EPERM && traced_by_us(tid)) {
+                /* created since the first pass: already ours through PTRACE_O_TRACECLONE,
+                 * its first stop will come like any other's */
+                if (!thread_new(s, p, tid)) {
+                    closedir(d);
+                    errno = ENOMEM;
+                    return -1;
+                }
+                added++;
+                continue;
+            }
+            closedir(d);
+            errno = seize_errno;
+            return -1;
+        }
+        struct thread *t = thread_new(s, p, tid);
+        if (!t) {
+            closedir(d);
+            errno = ENOMEM;
+            return -1;
+        }
+        ptrace(PTRACE_INTERRUPT, tid, 0, 0);
+        added++;
+    }
+    closedir(d);
+    return added;
+}
+
+/* Waits until t is stopped. A stop that is more than the interrupt (a signal, a clone) is kept
+ * to be handled once the breakpoints are in. Returns -1 when the thread is gone. */
+static int wait_stopped(struct session *s, struct thread *t)
+{
+    int status;
+    pid_t got;
+    while ((got = waitpid(t->tid, &status, __WALL)) < 0 && errno == EINTR)
+        ;
+    if (got < 0 || !WIFSTOPPED(status)) {
+        thread_forget(s, t);
+        return -1;
+    }
+    t->started = true;
+    if ((status >> 16) != PTRACE_EVENT_STOP) {
+        t->pending_first = false;
+        t->held_status = status;
+    }
+    return 0;
+}
+
+static int stop_all_threads(struct session *s, struct process *p)
+{
+    int added;
+    /* Threads may be created while we look: rescan until a pass finds none. */
+    while ((added = seize_new_threads(s, p)) > 0)
+        ;
+    if (added < 0)
+        return -1;
+    struct thread *list[4096];
+    size_t n = 0;
+    ADDR_MAP_FOREACH(&s->threads, slot)
+    if (((struct thread *)slot->value)->proc == p && n < 4096)
+        list[n++] = slot->value;
+    for (size_t i = 0; i < n; i++)
+        wait_stopped(s, list[i]);
+    return p->nthreads ? 0 : -1;
+}
+
+static struct thread *any_thread(struct session *s, struct process *p)
+{
+    struct thread *leader = thread_find(s, p->pid);
+    if (leader)
+        return leader;
+    ADDR_MAP_FOREACH(&s->threads, slot)
+    if (((struct thread *)slot->value)->proc == p)
+        return slot->value;
+    return NULL;
+}
+
+static int insert_breakpoints(struct session *s, struct process *p, struct thread *via)
+{
+    char link[64];
+    snprintf(link, sizeof(link), "/proc/%d/exe", (int)p->pid);
+    struct elf_image image;
+    if (elf_image_load(&image, link) < 0)
+        return -1;
+    char exe[PATH_MAX];
+    ssize_t n = readlink(link, exe, sizeof(exe) - 1);
+    if (n > 0) {
+        exe[n] = '\0';
+        free(image.path);
+        image.path = strdup(exe);
+    }
+    uint64_t bias = 0;
+    if (image.pie) {
+        uint64_t entry = auxv_entry(p->pid);
+        bias = entry ? entry - image.entry : 0;
+    }
+    long traced = probe_insert_entries(s, p, via->tid, &image, bias);
+    dbg(DBG_ENGINE, 1, "%s: %ld functions traced in process %d", exe, traced, (int)p->pid);
+    elf_image_free(&image);
+    return traced > 0 ? 0 : -1;
+}
+
+static void resume_all(struct session *s, struct process *p)
+{
+    struct thread *list[4096];
+    size_t n = 0;
+    ADDR_MAP_FOREACH(&s->threads, slot)
+    if (((struct thread *)slot->value)->proc == p && n < 4096)
+        list[n++] = slot->value;
+    for (size_t i = 0; i < n; i++) {
+        struct thread *t = list[i];
+        rec_thread(s->rec, p->pid, t->tid, s->now);
+        int held = t->held_status;
+        t->held_status = 0;
+        if (held)
+            engine_handle_stop(s, t->tid, held); /* a signal or clone from before: as usual */
+        else
+            engine_resume(t, 0);
+    }
+}
+
+/* Undoes a failed attach: nothing was written yet, so letting go is enough. */
+static void abandon(struct session *s, struct process *p)
+{
+    struct thread *t;
+    while ((t = any_thread(s, p))) {
+        ptrace(PTRACE_DETACH, t->tid, 0, 0);
+        thread_forget(s, t);
+    }
+    process_forget(s, p);
+}
+
+int engine_attach(struct session *s, pid_t pid)
+{
+    if (check_target(pid) < 0)
+        return -1;
+    struct process *p = process_new(s, pid, 0);
+    if (!p) {
+        err_msg("out of memory");
+        return -1;
+    }
+    p->exec_done = true;
+    s->main_pid = pid;
+    s->attached = true;
+    if (stop_all_threads(s, p) < 0) {
+        int err = errno;
+        abandon(s, p);
+        if (err == EPERM)
+            explain_eperm(pid);
+        else
+            err_msg("-p %d: cannot attach: %s", (int)pid, strerror(err));
+        return -1;
+    }
+    s->now = clock_ticks(s->clock);
+    p->as = addrspace_new();
+    p->mem_fd = mem_open(pid);
+    struct thread *via = any_thread(s, p);
+    if (!p->as || p->mem_fd < 0 || !via || insert_breakpoints(s, p, via) < 0) {
+        err_msg("-p %d: cannot put breakpoints in the process", (int)pid);
+        engine_detach(s);
+        return -1;
+    }
+    engine_record_process(s, p, false);
+    resume_all(s, p);
+    return 0;
+}

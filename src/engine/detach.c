@@ -1,0 +1,220 @@
+/* Leaving a program that ran before calltrace came: every thread stopped, every int3 taken out,
+ * no thread left on calltrace's code or past one of its traps, then detached.
+ *
+ *   1. interrupt every thread and collect the stops; a thread that reports one of our traps
+ *      gets rip back on the breakpoint (the original instruction runs once restored)
+ *   2. step each thread that sits in a scratch page until it is back in the program's code
+ *   3. write back the byte under every breakpoint
+ *   4. detach each thread, handing it the signal it was about to receive, if any
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+
+#include "engine/engine.h"
+#include "probe/addrspace.h"
+#include "probe/memory.h"
+#include "util/log.h"
+
+#define MAX_THREADS 65536
+
+static bool in_scratch(const struct addrspace *as, uint64_t rip)
+{
+    for (const struct scratch_chunk *c = as->chunks; c; c = c->next)
+        if (rip >= c->base && rip < c->base + c->size)
+            return true;
+    return false;
+}
+
+/* Is a SIGTRAP pending for this thread (not yet reported)? */
+static bool sigtrap_pending(pid_t tid)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+    FILE *f = fopen(path, "re");
+    unsigned long long pending = 0;
+    while (f && fgets(line, sizeof(line), f))
+        if (sscanf(line, "SigPnd: %llx", &pending) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return (pending >> (SIGTRAP - 1)) & 1;
+}
+
+static int get_rip(pid_t tid, uint64_t *rip)
+{
+    struct user_regs_struct regs;
+    if (ptrace(PTRACE_GETREGS, tid, 0, &regs) < 0)
+        return -1;
+    *rip = regs.rip;
+    return 0;
+}
+
+static int set_rip(pid_t tid, uint64_t rip)
+{
+    return (int)ptrace(PTRACE_POKEUSER, tid, offsetof(struct user_regs_struct, rip), rip);
+}
+
+/* A thread stopped by one of our int3s (reported, or about to be) goes back onto the
+ * breakpoint, and the trap is dropped. */
+static void undo_trap(struct thread *t, int status)
+{
+    uint64_t rip;
+    if (get_rip(t->tid, &rip) < 0)
+        return;
+    const struct breakpoint *bp = breakpoint_at(t->proc->as, rip - 1);
+    bool reported = WSTOPSIG(status) == SIGTRAP && (status >> 16) == 0;
+    if (!bp || !bp->kinds)
+        return;
+    if (reported) {
+        set_rip(t->tid, rip - 1);
+        t->held_status = 0;
+        return;
+    }
+    if (sigtrap_pending(t->tid)) {
+        /* Let the kernel deliver it: the thread stops again before running user code. */
+        set_rip(t->tid, rip - 1);
+        ptrace(PTRACE_CONT, t->tid, 0, 0);
+        int st;
+        while (waitpid(t->tid, &st, __WALL) < 0 && errno == EINTR)
+            ;
+        t->held_status = 0;
+    }
+}
+
+/* Stops t for good, handling what it reports on the way. Returns false when it is gone. */
+static bool hold(struct session *s, struct thread *t)
+{
+    pid_t tid = t->tid;
+    ptrace(PTRACE_INTERRUPT, tid, 0, 0);
+    for (;;) {
+        int status;
+        pid_t got = waitpid(tid, &status, __WALL);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0 || !WIFSTOPPED(status)) {
+            if (got == tid && thread_find(s, tid))
+                engine_handle_stop(s, tid, status); /* an exit: recorded as usual */
+            return false;
+        }
+        int event = status >> 16;
+        if (event == 0 || event == PTRACE_EVENT_STOP) {
+            t->held_status = event == 0 ? status : 0;
+            t->held = true;
+            undo_trap(t, status);
+            return true;
+        }
+        /* clone, fork, exec: the engine records it (new threads stay stopped, see
+         * engine.c), then this one is stopped again */
+        engine_handle_stop(s, tid, status);
+        if (!thread_find(s, tid))
+            return false;
+        ptrace(PTRACE_INTERRUPT, tid, 0, 0);
+    }
+}
+
+/* Step 1: until no thread is left running, threads born meanwhile included. Returns the
+ * number of threads held, listed in list. */
+static size_t stop_everyone(struct session *s, struct thread **list)
+{
+    for (;;) {
+        pid_t pending[256];
+        size_t n = 0;
+        ADDR_MAP_FOREACH(&s->threads, slot)
+        {
+            struct thread *t = slot->value;
+            if (t->proc && !t->held && !t->pending_first && n < 256)
+                pending[n++] = t->tid;
+        }
+        if (!n)
+            break;
+        for (size_t i = 0; i < n; i++) {
+            struct thread *t = thread_find(s, pending[i]);
+            if (t && !t->held)
+                hold(s, t);
+        }
+    }
+    size_t held = 0;
+    ADDR_MAP_FOREACH(&s->threads, slot)
+    {
+        struct thread *t = slot->value;
+        if (t->held && held < MAX_THREADS)
+            list[held++] = t;
+    }
+    return held;
+}
+
+/* Step 2: relocated instructions end with a jump back, so a few steps always get out. */
+static int step_out_of_scratch(struct thread *t)
+{
+    for (int i = 0; i < 16; i++) {
+        uint64_t rip;
+        if (get_rip(t->tid, &rip) < 0)
+            return -1;
+        if (!in_scratch(t->proc->as, rip))
+            return 0;
+        if (ptrace(PTRACE_SINGLESTEP, t->tid, 0, 0) < 0)
+            return -1;
+        int status;
+        while (waitpid(t->tid, &status, __WALL) < 0 && errno == EINTR)
+            ;
+        if (!WIFSTOPPED(status))
+            return -1;
+        if (WSTOPSIG(status) != SIGTRAP && (status >> 16) == 0)
+            t->held_status = status; /* a signal came in between: give it at detach */
+    }
+    return -1;
+}
+
+/* Step 3, once per address space. */
+static int restore_bytes(struct process *p)
+{
+    int failed = 0;
+    ADDR_MAP_FOREACH(&p->as->breakpoints, slot)
+    {
+        struct breakpoint *bp = slot->value;
+        if (bp->kinds && mem_write(p->mem_fd, bp->addr, &bp->orig, 1) < 0)
+            failed = -1;
+        bp->kinds = 0;
+    }
+    return failed;
+}
+
+int engine_detach(struct session *s)
+{
+    static struct thread *list[MAX_THREADS];
+    int rc = 0;
+    s->detaching = true;
+    size_t n = stop_everyone(s, list);
+    for (size_t i = 0; i < n; i++) {
+        if (step_out_of_scratch(list[i]) < 0) {
+            err_msg("thread %d: cannot move it out of calltrace's code", (int)list[i]->tid);
+            rc = -1;
+        }
+    }
+    ADDR_MAP_FOREACH(&s->processes, slot)
+    {
+        struct process *p = slot->value;
+        if (p->as && restore_bytes(p) < 0) {
+            err_msg("process %d: cannot restore its code: %s", (int)p->pid, strerror(errno));
+            rc = -1;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        struct thread *t = list[i];
+        int sig = t->held_status ? WSTOPSIG(t->held_status) : 0;
+        thread_close_frames(s, t, EXIT_UNFINISHED);
+        rec_thread_end(s->rec, t->proc->pid, t->tid, s->now);
+        if (ptrace(PTRACE_DETACH, t->tid, 0, sig) < 0 && errno != ESRCH) {
+            err_msg("thread %d: cannot detach: %s", (int)t->tid, strerror(errno));
+            rc = -1;
+        }
+        thread_forget(s, t);
+    }
+    return rc;
+}

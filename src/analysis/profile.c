@@ -132,6 +132,7 @@ int profile_build(struct profile *p, const char *record_path, const struct profi
 {
     static const struct profile_filter all;
     memset(p, 0, sizeof(*p));
+    p->replay.reader.fd = -1;
     p->filter = filter ? filter : &all;
     p->want_edges = want_edges;
     p->include_hits = calloc(p->filter->ninclude + 1, sizeof(uint64_t));

@@ -63,7 +63,7 @@ bench/gen-record: bench/gen-record.c $(LIB_OBJS)
 	$(quiet) CC $<
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_OBJS) $(LDLIBS)
 
-check: all unit
+check: all unit bench/gen-record
 	CALLTRACE=$(CURDIR)/calltrace bash tests/run.sh $(TESTS)
 
 bench: calltrace

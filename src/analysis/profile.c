@@ -172,8 +172,8 @@ static void list_some(const struct profile *p, char *buf, size_t len)
             continue;
         called++;
         if (shown < 8 && used < len) {
-            int n = snprintf(buf + used, len - used, "%s%s", shown ? ", " : "",
-                             p->replay.syms[s].name);
+            int n =
+                snprintf(buf + used, len - used, "%s%s", shown ? ", " : "", p->replay.syms[s].name);
             used += n > 0 ? (size_t)n : 0;
             shown++;
         }

@@ -47,8 +47,8 @@ struct profile {
     struct func_stats *stats; /* by symbol */
     uint8_t *kept;            /* by symbol: 0 not decided yet, 1 kept, 2 hidden */
     size_t nstats;
-    struct addr_map edges;    /* caller << 32 | callee -> struct profile_edge */
-    uint64_t *include_hits;   /* by include glob: kept symbols it matched */
+    struct addr_map edges;  /* caller << 32 | callee -> struct profile_edge */
+    uint64_t *include_hits; /* by include glob: kept symbols it matched */
     uint64_t *exclude_hits;
     bool saw_tid;
 };

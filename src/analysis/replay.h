@@ -34,10 +34,10 @@ struct replay_sym {
 
 struct replay_frame {
     uint32_t sym;
-    uint32_t user;     /* a consumer's per-call value, set by its enter callback */
-    bool recursive;    /* the same symbol is already open further out on this thread */
+    uint32_t user;  /* a consumer's per-call value, set by its enter callback */
+    bool recursive; /* the same symbol is already open further out on this thread */
     int64_t start_ns;
-    int64_t child_ns;  /* inclusive time of the direct children so far */
+    int64_t child_ns; /* inclusive time of the direct children so far */
 };
 
 struct replay_thread {
@@ -84,19 +84,19 @@ struct replay {
     size_t nsyms;
     uint32_t *func_sym; /* record function id -> symbol */
     size_t nfunc_ids;
-    struct addr_map sym_by_hash;  /* hash of (image, name) -> first symbol + 1 */
-    uint32_t *image_ids;          /* record image id -> index into images */
+    struct addr_map sym_by_hash; /* hash of (image, name) -> first symbol + 1 */
+    uint32_t *image_ids;         /* record image id -> index into images */
     size_t nimage_ids;
 
-    struct addr_map threads;      /* tid -> struct replay_thread */
+    struct addr_map threads; /* tid -> struct replay_thread */
     struct replay_thread *last_thread;
     uint32_t nthreads;
-    struct addr_map open_counts;  /* tid << 32 | sym -> open frames + 1 */
+    struct addr_map open_counts; /* tid << 32 | sym -> open frames + 1 */
 
-    uint64_t events;   /* records read */
-    uint64_t calls;    /* completed calls handed out, inherited ones included */
-    bool complete;     /* the header says the run ended cleanly */
-    int damaged;       /* 1 truncated, 2 corrupt */
+    uint64_t events; /* records read */
+    uint64_t calls;  /* completed calls handed out, inherited ones included */
+    bool complete;   /* the header says the run ended cleanly */
+    int damaged;     /* 1 truncated, 2 corrupt */
 
     const struct replay_ops *ops;
     void *ctx;

@@ -18,8 +18,8 @@ static int check_run(const char *run, char *record, size_t reclen)
         return -1;
     }
     if (!S_ISDIR(st.st_mode)) {
-        err_hint("give the directory calltrace wrote, e.g. calltrace-out", "%s: not a run directory",
-                 run);
+        err_hint("give the directory calltrace wrote, e.g. calltrace-out",
+                 "%s: not a run directory", run);
         return -1;
     }
     if (run_path(record, reclen, run, REC_FILE_NAME) < 0) {
@@ -48,7 +48,8 @@ static int find_newest(char *run, size_t runlen)
     for (struct dirent *e; (e = readdir(d));) {
         struct stat st;
         if (e->d_name[0] == '.' ||
-            snprintf(record, sizeof(record), "%s/" REC_FILE_NAME, e->d_name) >= (int)sizeof(record) ||
+            snprintf(record, sizeof(record), "%s/" REC_FILE_NAME, e->d_name) >=
+                (int)sizeof(record) ||
             stat(record, &st) < 0 || !S_ISREG(st.st_mode))
             continue;
         if (found && (st.st_mtim.tv_sec < best.tv_sec ||
@@ -61,8 +62,9 @@ static int find_newest(char *run, size_t runlen)
     }
     closedir(d);
     if (!found) {
-        err_hint("trace a program first, or give RUN",
-                 "no run directory here: no subdirectory of the current directory holds " REC_FILE_NAME);
+        err_hint(
+            "trace a program first, or give RUN",
+            "no run directory here: no subdirectory of the current directory holds " REC_FILE_NAME);
         return -1;
     }
     return 0;

@@ -81,7 +81,7 @@ void cli_print_stats(const char *cmd, uint64_t events, uint64_t start_ns)
     if (!getenv("CALLTRACE_STATS"))
         return;
     double secs = (double)(cli_now_ns() - start_ns) / 1e9;
-    fprintf(stderr, "calltrace: %s: %llu events in %.3f s, %.0f events/s, peak RSS %ld KiB\n",
-            cmd, (unsigned long long)events, secs, secs > 0 ? (double)events / secs : 0.0,
+    fprintf(stderr, "calltrace: %s: %llu events in %.3f s, %.0f events/s, peak RSS %ld KiB\n", cmd,
+            (unsigned long long)events, secs, secs > 0 ? (double)events / secs : 0.0,
             peak_rss_kib());
 }

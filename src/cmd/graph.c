@@ -97,7 +97,7 @@ static int parse_group(const char *value, enum group_by *group)
 static int parse_args(int argc, char **argv, struct graph_cli *cli)
 {
     static const struct option longopts[] = {
-        {"output", required_argument, NULL, 'o'}, {"include", required_argument, NULL, 'F'},
+        {"output", required_argument, NULL, 'o'},  {"include", required_argument, NULL, 'F'},
         {"exclude", required_argument, NULL, 'N'}, {"depth", required_argument, NULL, 'D'},
         {"tid", required_argument, NULL, 't'},     {"group", required_argument, NULL, 'g'},
         {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
@@ -221,8 +221,7 @@ static void put_node(struct graph_ctx *g, const struct graph_node *n)
     /* "\\n" is DOT's line break inside a label */
     fprintf(g->out, "\\ncalls: %llu\\ntotal: %s\\nself: %s\", fillcolor=\"%.3f %.3f 1.000\"];\n",
             (unsigned long long)s->calls, duration_format(total, sizeof(total), s->total_ns),
-            duration_format(self, sizeof(self), s->self_ns), 0.6 * (1 - share),
-            0.25 + 0.6 * share);
+            duration_format(self, sizeof(self), s->self_ns), 0.6 * (1 - share), 0.25 + 0.6 * share);
 }
 
 static void put_nodes(struct graph_ctx *g)
@@ -343,7 +342,6 @@ static int check_dot(const char *file, const char *format)
              "%s: cannot render %s: Graphviz's dot is not installed", file, format);
     return -1;
 }
-
 
 static FILE *open_output(const char *file, const char *format, pid_t *pid)
 {

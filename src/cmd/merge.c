@@ -33,10 +33,10 @@ struct merge_input {
     const char *run;
     char record[PATH_MAX];
     struct rec_header header;
-    uint32_t nfuncs;      /* highest function id + 1 */
-    uint32_t nimages;     /* highest image id + 1 */
-    struct addr_map ids;  /* pid/tid of the run -> the one in the merged record */
-    int64_t shift_ns;     /* subtracted from every time (--align) */
+    uint32_t nfuncs;     /* highest function id + 1 */
+    uint32_t nimages;    /* highest image id + 1 */
+    struct addr_map ids; /* pid/tid of the run -> the one in the merged record */
+    int64_t shift_ns;    /* subtracted from every time (--align) */
 };
 
 struct merge_ctx {
@@ -68,8 +68,10 @@ static void usage(FILE *f)
 static int parse_args(int argc, char **argv, struct merge_ctx *m)
 {
     static const struct option longopts[] = {
-        {"output", required_argument, NULL, 'o'}, {"align", no_argument, NULL, 'a'},
-        {"quiet", no_argument, NULL, 'q'},        {"help", no_argument, NULL, 'h'},
+        {"output", required_argument, NULL, 'o'},
+        {"align", no_argument, NULL, 'a'},
+        {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     int c;
@@ -183,9 +185,9 @@ static int check_input(struct merge_input *in)
 
 static int64_t to_ns(const struct merge_input *in, uint64_t ticks)
 {
-    int64_t ns = clock_ticks_to_ns(&in->header.start, &in->header.end, in->header.ns_per_tick,
-                                   ticks) -
-                 in->shift_ns;
+    int64_t ns =
+        clock_ticks_to_ns(&in->header.start, &in->header.end, in->header.ns_per_tick, ticks) -
+        in->shift_ns;
     return ns > 0 ? ns : 0;
 }
 
@@ -263,8 +265,7 @@ static void copy_record(struct merge_ctx *m, const struct merge_input *in, uint3
                      h->flags);
         break;
     }
-    case REC_THREAD_END:
-    {
+    case REC_THREAD_END: {
         const struct rec_end *r = (const void *)h;
         rec_thread_end(&m->rec, map_id(in, r->pid), tid, to_ns(in, r->ticks));
         break;

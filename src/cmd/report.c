@@ -72,9 +72,9 @@ static int pick(const char *value, const char *const *names, size_t n, const cha
 static int parse_args(int argc, char **argv, struct report_cli *cli)
 {
     static const struct option longopts[] = {
-        {"sort", required_argument, NULL, 's'},   {"top", required_argument, NULL, 'n'},
-        {"tid", required_argument, NULL, 't'},    {"format", required_argument, NULL, 'f'},
-        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+        {"sort", required_argument, NULL, 's'}, {"top", required_argument, NULL, 'n'},
+        {"tid", required_argument, NULL, 't'},  {"format", required_argument, NULL, 'f'},
+        {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0},
     };
     int c, v;
     long long n;

@@ -58,7 +58,12 @@ tests/build/unit/%: tests/unit/%.c $(LIB_OBJS)
 
 unit: $(UNIT_BINS)
 
-check: all unit
+# A synthetic record of any size, for timing report/graph/tree (bench/report-bench.sh).
+bench/gen-record: bench/gen-record.c $(LIB_OBJS)
+	$(quiet) CC $<
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_OBJS) $(LDLIBS)
+
+check: all unit bench/gen-record
 	CALLTRACE=$(CURDIR)/calltrace bash tests/run.sh $(TESTS)
 
 bench: calltrace
@@ -73,7 +78,7 @@ format:
 	clang-format -i $(SRCS) $(wildcard src/*.h src/*/*.h src/*/*/*.h) $(UNIT_SRCS)
 
 clean:
-	rm -rf $(BUILD) tests/build calltrace examples/demo
+	rm -rf $(BUILD) tests/build calltrace examples/demo bench/gen-record
 
 .PHONY: all check unit bench install format clean
 -include $(OBJS:.o=.d)

@@ -18,10 +18,11 @@
 set -euo pipefail
 
 # Build: compiler and make, pkg-config, elfutils (libelf, libdw), capstone,
-# cJSON, libbsd. Test: python3 (the test checker uses only its standard library).
+# cJSON, libbsd. Test: python3 (the test checker uses only its standard library) and graphviz
+# (`calltrace graph -o FILE.svg` is rendered by its dot).
 BUILD_PKGS=(build-essential pkg-config libelf-dev libdw-dev libcapstone-dev libcjson-dev
     libbsd-dev)
-TEST_PKGS=(python3)
+TEST_PKGS=(python3 graphviz)
 BENCH_PKGS=(ltrace uftrace)
 
 usage()

@@ -3,9 +3,18 @@
 
 #include "cmd/commands.h"
 
+static const struct {
+    const char *name;
+    int (*run)(int argc, char **argv);
+} subcommands[] = {
+    {"export", cmd_export}, {"report", cmd_report}, {"graph", cmd_graph},
+    {"tree", cmd_tree},     {"merge", cmd_merge},
+};
+
 int main(int argc, char **argv)
 {
-    if (argc > 1 && strcmp(argv[1], "export") == 0)
-        return cmd_export(argc - 1, argv + 1);
+    for (size_t i = 0; argc > 1 && i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
+        if (strcmp(argv[1], subcommands[i].name) == 0)
+            return subcommands[i].run(argc - 1, argv + 1);
     return cmd_record(argc, argv);
 }

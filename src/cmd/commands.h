@@ -4,5 +4,9 @@
 
 int cmd_record(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_graph(int argc, char **argv);
+int cmd_tree(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
 
 #endif

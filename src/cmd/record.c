@@ -66,6 +66,10 @@ static void usage(FILE *f)
           "\n"
           "Subcommands:\n"
           "  export RUN         rebuild RUN/trace.json from RUN/" REC_FILE_NAME "\n"
+          "  report [RUN]       calls and inclusive/self time per function\n"
+          "  graph [RUN]        the call graph in Graphviz DOT (-o FILE.svg renders it)\n"
+          "  tree [RUN]         each thread's calls as an indented tree with durations\n"
+          "  merge RUN... -o OUT  combine runs into one run directory\n"
           "\n"
           "The exit status is PROGRAM's own, 128+N when it was killed by signal N.\n",
           f);

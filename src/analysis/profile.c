@@ -1,0 +1,219 @@
+#include "analysis/profile.h"
+
+#include <bsd/stdlib.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/log.h"
+
+static int grow_stats(struct profile *p, size_t nsyms)
+{
+    if (nsyms <= p->nstats)
+        return 0;
+    size_t cap = p->nstats ? p->nstats : 256;
+    while (cap < nsyms)
+        cap *= 2;
+    struct func_stats *stats = reallocarray(p->stats, cap, sizeof(*stats));
+    if (!stats)
+        return -1;
+    p->stats = stats;
+    uint8_t *kept = realloc(p->kept, cap);
+    if (!kept)
+        return -1;
+    p->kept = kept;
+    memset(stats + p->nstats, 0, (cap - p->nstats) * sizeof(*stats));
+    memset(kept + p->nstats, 0, cap - p->nstats);
+    p->nstats = cap;
+    return 0;
+}
+
+static bool matches_any(const char **globs, size_t n, const char *name, uint64_t *hits)
+{
+    bool any = false;
+    for (size_t i = 0; i < n; i++) {
+        if (fnmatch(globs[i], name, 0) == 0) {
+            hits[i]++;
+            any = true;
+        }
+    }
+    return any;
+}
+
+/* Decided once per symbol, on its first call, so a glob's hits count functions with calls. */
+static bool sym_kept(struct profile *p, uint32_t sym)
+{
+    if (p->kept[sym])
+        return p->kept[sym] == 1;
+    const struct profile_filter *f = p->filter;
+    const char *name = p->replay.syms[sym].name;
+    bool in = !f->ninclude;
+    in |= matches_any(f->include, f->ninclude, name, p->include_hits);
+    bool out = matches_any(f->exclude, f->nexclude, name, p->exclude_hits);
+    p->kept[sym] = in && !out ? 1 : 2;
+    return p->kept[sym] == 1;
+}
+
+static bool frame_kept(struct profile *p, const struct replay_thread *t, uint32_t sym)
+{
+    const struct profile_filter *f = p->filter;
+    if (f->tid && t->tid != f->tid)
+        return false;
+    if (f->max_depth && t->depth > f->max_depth)
+        return false;
+    return sym_kept(p, sym);
+}
+
+/* frame->user: the nearest kept call at or above this one, as symbol + 1 (0: none), with
+ * FRAME_KEPT when it is this one: a hidden recursive call has its kept caller's symbol. */
+#define FRAME_KEPT 0x80000000u
+#define FRAME_ANCESTOR(user) ((user) & ~FRAME_KEPT)
+
+static int on_enter(void *ctx, struct replay *r, struct replay_thread *t, struct replay_frame *f)
+{
+    struct profile *p = ctx;
+    if (grow_stats(p, r->nsyms) < 0)
+        return -1;
+    if (p->filter->tid && t->tid == p->filter->tid)
+        p->saw_tid = true;
+    if (frame_kept(p, t, f->sym))
+        f->user = (f->sym + 1) | FRAME_KEPT;
+    else
+        f->user = t->depth > 1 ? FRAME_ANCESTOR(f[-1].user) : 0;
+    return 0;
+}
+
+static int add_edge(struct profile *p, uint32_t caller, uint32_t callee)
+{
+    uint64_t key = (uint64_t)caller << 32 | callee;
+    struct profile_edge *e = addr_map_get(&p->edges, key);
+    if (!e) {
+        e = calloc(1, sizeof(*e));
+        if (!e || addr_map_put(&p->edges, key, e) < 0) {
+            free(e);
+            return -1;
+        }
+        e->caller = caller;
+        e->callee = callee;
+    }
+    e->calls++;
+    return 0;
+}
+
+static int on_exit_call(void *ctx, struct replay *r, const struct replay_call *c)
+{
+    struct profile *p = ctx;
+    const struct replay_frame *f = c->frame;
+    (void)r;
+    if (!(f->user & FRAME_KEPT))
+        return 0; /* hidden by a filter */
+    uint32_t above = c->parent ? FRAME_ANCESTOR(c->parent->user) : 0;
+    if (p->want_edges && above && add_edge(p, above - 1, f->sym) < 0)
+        return -1;
+    if (c->flags & EXIT_INHERITED)
+        return 0; /* the parent's call, already counted in the parent */
+    struct func_stats *s = &p->stats[f->sym];
+    if (!s->calls || c->total_ns < s->min_ns)
+        s->min_ns = c->total_ns;
+    if (c->total_ns > s->max_ns)
+        s->max_ns = c->total_ns;
+    s->calls++;
+    s->unfinished += (c->flags & EXIT_UNFINISHED) != 0;
+    s->sum_ns += c->total_ns;
+    s->self_ns += c->self_ns;
+    if (!f->recursive)
+        s->total_ns += c->total_ns;
+    return 0;
+}
+
+int profile_build(struct profile *p, const char *record_path, const struct profile_filter *filter,
+                  bool want_edges)
+{
+    static const struct profile_filter all;
+    memset(p, 0, sizeof(*p));
+    p->replay.reader.fd = -1;
+    p->filter = filter ? filter : &all;
+    p->want_edges = want_edges;
+    p->include_hits = calloc(p->filter->ninclude + 1, sizeof(uint64_t));
+    p->exclude_hits = calloc(p->filter->nexclude + 1, sizeof(uint64_t));
+    if (!p->include_hits || !p->exclude_hits || addr_map_init(&p->edges, 256) < 0) {
+        err_msg("out of memory");
+        return -1;
+    }
+    if (replay_open(&p->replay, record_path) < 0)
+        return -1;
+    static const struct replay_ops ops = {.enter = on_enter, .exit = on_exit_call};
+    if (replay_run(&p->replay, &ops, p) != 0)
+        return -1;
+    return grow_stats(p, p->replay.nsyms);
+}
+
+void profile_free(struct profile *p)
+{
+    ADDR_MAP_FOREACH(&p->edges, slot)
+    free(slot->value);
+    addr_map_free(&p->edges);
+    replay_close(&p->replay);
+    free(p->stats);
+    free(p->kept);
+    free(p->include_hits);
+    free(p->exclude_hits);
+    memset(p, 0, sizeof(*p));
+}
+
+/* A few names of functions with calls, to say what exists. */
+static void list_some(const struct profile *p, char *buf, size_t len)
+{
+    size_t used = 0, shown = 0, called = 0;
+    buf[0] = '\0';
+    for (size_t s = 0; s < p->replay.nsyms; s++) {
+        if (!p->kept[s])
+            continue;
+        called++;
+        if (shown < 8 && used < len) {
+            int n =
+                snprintf(buf + used, len - used, "%s%s", shown ? ", " : "", p->replay.syms[s].name);
+            used += n > 0 ? (size_t)n : 0;
+            shown++;
+        }
+    }
+    if (called > shown && used < len)
+        snprintf(buf + used, len - used, ", ... (%zu functions)", called);
+}
+
+void profile_warn_unmatched(const struct profile *p)
+{
+    char some[512];
+    list_some(p, some, sizeof(some));
+    const struct profile_filter *f = p->filter;
+    for (size_t i = 0; i < f->ninclude + f->nexclude; i++) {
+        bool inc = i < f->ninclude;
+        size_t j = inc ? i : i - f->ninclude;
+        if ((inc ? p->include_hits : p->exclude_hits)[j])
+            continue;
+        err_hint(some[0] ? some : "the run has no calls", "%s '%s': matches no function with calls",
+                 inc ? "-F" : "-N", inc ? f->include[j] : f->exclude[j]);
+    }
+}
+
+static int edge_order(const void *a, const void *b)
+{
+    const struct profile_edge *x = *(struct profile_edge *const *)a;
+    const struct profile_edge *y = *(struct profile_edge *const *)b;
+    if (x->caller != y->caller)
+        return x->caller < y->caller ? -1 : 1;
+    return x->callee < y->callee ? -1 : x->callee > y->callee;
+}
+
+struct profile_edge **profile_edges(const struct profile *p, size_t *n)
+{
+    struct profile_edge **edges = calloc(p->edges.count + 1, sizeof(*edges));
+    *n = 0;
+    if (!edges)
+        return NULL;
+    ADDR_MAP_FOREACH(&p->edges, slot)
+    edges[(*n)++] = slot->value;
+    qsort(edges, *n, sizeof(*edges), edge_order);
+    return edges;
+}

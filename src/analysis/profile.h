@@ -1,0 +1,67 @@
+/* The call profile of a run, built on the replay: per function its calls, inclusive and self
+ * time, and per caller -> callee pair the number of calls. Used by `report` and `graph`.
+ *
+ * Rules, chosen against pycallgraph's flaws:
+ *   - a recursive function's inclusive time counts only its outermost open call, so time is
+ *     never counted twice;
+ *   - self time is a call's time minus its direct children's;
+ *   - when a filter hides a function, its callees hang from their nearest kept ancestor;
+ *   - a forked child's copies of its parent's open calls are not calls of the child. */
+#ifndef CALLTRACE_ANALYSIS_PROFILE_H
+#define CALLTRACE_ANALYSIS_PROFILE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "analysis/replay.h"
+
+struct profile_filter {
+    const char **include; /* globs on function names; none: all */
+    size_t ninclude;
+    const char **exclude;
+    size_t nexclude;
+    uint32_t max_depth; /* 0: any; else calls nested deeper (1 = outermost) are hidden */
+    uint32_t tid;       /* 0: all threads */
+};
+
+struct func_stats {
+    uint64_t calls;
+    uint64_t unfinished;
+    int64_t total_ns; /* inclusive, outermost open calls only */
+    int64_t self_ns;
+    int64_t sum_ns; /* sum of every call's inclusive time: the average's numerator */
+    int64_t min_ns;
+    int64_t max_ns;
+};
+
+struct profile_edge {
+    uint32_t caller;
+    uint32_t callee;
+    uint64_t calls;
+};
+
+struct profile {
+    struct replay replay;
+    const struct profile_filter *filter;
+    bool want_edges;
+    struct func_stats *stats; /* by symbol */
+    uint8_t *kept;            /* by symbol: 0 not decided yet, 1 kept, 2 hidden */
+    size_t nstats;
+    struct addr_map edges;  /* caller << 32 | callee -> struct profile_edge */
+    uint64_t *include_hits; /* by include glob: kept symbols it matched */
+    uint64_t *exclude_hits;
+    bool saw_tid;
+};
+
+/* Replays record_path into p. Returns 0, or -1 after printing one error line. */
+int profile_build(struct profile *p, const char *record_path, const struct profile_filter *filter,
+                  bool want_edges);
+void profile_free(struct profile *p);
+
+/* Prints a warning for each glob that matched no function with calls, listing some that exist. */
+void profile_warn_unmatched(const struct profile *p);
+
+/* The edges as an array sorted by caller then callee; *n set. Caller frees. */
+struct profile_edge **profile_edges(const struct profile *p, size_t *n);
+
+#endif

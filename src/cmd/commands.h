@@ -4,5 +4,6 @@
 
 int cmd_record(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_view(int argc, char **argv);
 
 #endif

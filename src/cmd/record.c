@@ -19,6 +19,7 @@
 #include "record/writer.h"
 #include "symbols/elf_image.h"
 #include "util/log.h"
+#include "view/view.h"
 
 #ifndef CALLTRACE_VERSION
 #define CALLTRACE_VERSION "0.1.0"
@@ -28,13 +29,19 @@ struct record_cli {
     struct record_options opts;
     const char *output;
     bool quiet;
+    bool compress; /* -z: trace.json.gz */
+    bool open;     /* --open: show the trace in Perfetto once recorded */
+    struct view_options view;
     char **program_argv;
 };
+
+enum { OPT_OPEN = 0x200 }; /* above the view options' codes */
 
 static void usage(FILE *f)
 {
     fputs("usage: calltrace [OPTIONS] [--] PROGRAM [ARGS...]\n"
-          "       calltrace export RUN\n"
+          "       calltrace export [-z] RUN\n"
+          "       calltrace view [OPTIONS] [RUN|FILE|DIR]\n"
           "\n"
           "Runs PROGRAM under ptrace and records every call of the functions of its executable\n"
           "into a run directory (trace.json for ui.perfetto.dev, and the binary record).\n"
@@ -43,6 +50,9 @@ static void usage(FILE *f)
           "  -o, --output DIR   run directory (default ./" RUN_DIR_DEFAULT "; an existing one is\n"
           "                     never overwritten: DIR-1, DIR-2, ... are used instead)\n"
           "  -q, --quiet        do not print the closing summary line\n"
+          "  -z, --compress     write trace.json.gz (gzip) instead of trace.json\n"
+          "  --open             then serve the trace and open it in Perfetto, as `view` does;\n"
+          "                     with --open, the options of `view` below apply\n"
           "  -v, --verbose      explain skipped functions and uncatchable returns (repeat for\n"
           "                     more detail)\n"
           "  -h, --help         show this help and exit\n"
@@ -50,7 +60,9 @@ static void usage(FILE *f)
           "\n"
           "Subcommands:\n"
           "  export RUN         rebuild RUN/trace.json from RUN/" REC_FILE_NAME "\n"
+          "  view [RUN]         open a recorded run in Perfetto (calltrace view --help)\n"
           "\n"
+          "Options of --open and view:\n" VIEW_OPTIONS_HELP "\n"
           "The exit status is PROGRAM's own, 128+N when it was killed by signal N.\n",
           f);
 }
@@ -60,6 +72,9 @@ static int parse_args(int argc, char **argv, struct record_cli *cli)
     static const struct option longopts[] = {
         {"output", required_argument, NULL, 'o'},
         {"quiet", no_argument, NULL, 'q'},
+        {"compress", no_argument, NULL, 'z'},
+        {"open", no_argument, NULL, OPT_OPEN},
+        VIEW_LONG_OPTIONS,
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
@@ -67,7 +82,12 @@ static int parse_args(int argc, char **argv, struct record_cli *cli)
     };
     int c;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "+:o:qvhV", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+:o:qzvhV", longopts, NULL)) != -1) {
+        int view_opt = view_option(&cli->view, c, optarg, argv[optind - 1]);
+        if (view_opt < 0)
+            return -1;
+        if (view_opt)
+            continue;
         switch (c) {
         case 'o':
             if (!*optarg) {
@@ -78,6 +98,12 @@ static int parse_args(int argc, char **argv, struct record_cli *cli)
             break;
         case 'q':
             cli->quiet = true;
+            break;
+        case 'z':
+            cli->compress = true;
+            break;
+        case OPT_OPEN:
+            cli->open = true;
             break;
         case 'v':
             cli->opts.verbose++;
@@ -99,6 +125,10 @@ static int parse_args(int argc, char **argv, struct record_cli *cli)
                 err_hint("see calltrace --help", "-%c: unknown option", optopt);
             return -1;
         }
+    }
+    if (cli->view.given && !cli->open) {
+        err_hint("add --open, or use calltrace view", "%s: only with --open", cli->view.given);
+        return -1;
     }
     if (optind >= argc) {
         err_hint("usage: calltrace [OPTIONS] PROGRAM [ARGS...]", "no program to trace");
@@ -183,7 +213,7 @@ static int exit_code_of(int status)
 static void print_summary(const char *run, const struct trace_json_stats *stats,
                           const struct session *s)
 {
-    fprintf(stderr, "calltrace: trace in %s/%s: %llu calls", run, TRACE_JSON_NAME,
+    fprintf(stderr, "calltrace: trace in %s/%s: %llu calls", run, stats->file_name,
             (unsigned long long)stats->calls);
     if (stats->unfinished)
         fprintf(stderr, " (%llu unfinished)", (unsigned long long)stats->unfinished);
@@ -216,17 +246,16 @@ static int run_traced(struct record_cli *cli, const char *path, const char *run,
 }
 
 static int finish_run(const char *run, struct recorder *rec, const struct session *s,
-                      bool quiet)
+                      const struct record_cli *cli)
 {
     int rec_error = recorder_close(rec);
     if (rec_error)
-        err_hint(rec_error == ENOSPC ? "free some space; the trace holds what was recorded"
-                                     : NULL,
+        err_hint(rec_error == ENOSPC ? "free some space; the trace holds what was recorded" : NULL,
                  "writing %s/%s: %s", run, REC_FILE_NAME, strerror(rec_error));
     struct trace_json_stats stats;
-    if (trace_json_export_run(run, &stats) < 0)
+    if (trace_json_export(run, cli->compress, &stats) < 0)
         return -1;
-    if (!quiet)
+    if (!cli->quiet)
         print_summary(run, &stats, s);
     return rec_error ? -1 : 0;
 }
@@ -234,6 +263,7 @@ static int finish_run(const char *run, struct recorder *rec, const struct sessio
 int cmd_record(int argc, char **argv)
 {
     struct record_cli cli = {.opts = {.follow_forks = true}};
+    view_options_init(&cli.view);
     if (parse_args(argc, argv, &cli) < 0)
         return 2;
     log_set_verbosity(cli.opts.verbose);
@@ -261,8 +291,11 @@ int cmd_record(int argc, char **argv)
         run_dir_discard(run);
         return 2;
     }
-    int failed = finish_run(run, &rec, &s, cli.quiet);
+    int failed = finish_run(run, &rec, &s, &cli);
     session_free(&s);
+    /* Also after Ctrl-C stopped the program: stopping a long run to look at it is common. */
+    if (!failed && cli.open && view_open(run, &cli.view) < 0)
+        failed = 1;
     if (stop_signal)
         return 128 + stop_signal;
     int code = exit_code_of(s.main_status);

@@ -14,6 +14,9 @@ traversal attempts reach the server as written.
   probe.py abort PORT PATH NBYTES             request PATH, read NBYTES, reset the
                                               connection; print "aborted"
   probe.py silent PORT                        connect, send half a request line, close
+  probe.py expect PORT < LINES                each line "WANT PATH [METHOD [HOST]]": print
+                                              every request whose status is not WANT, exit 1
+                                              if there was one
 """
 import socket
 import struct
@@ -64,8 +67,20 @@ def main(argv):
         print(status)
     elif cmd == "header":
         print(request(port, argv[3])[1].get(argv[4].lower(), "-"))
+    elif cmd == "expect":
+        bad = 0
+        for line in sys.stdin:
+            f = line.split()
+            if not f:
+                continue
+            got = request(port, f[1], *f[2:4])[0]
+            if str(got) != f[0]:
+                print("%s answered %s, expected %s" % (" ".join(f[1:]), got, f[0]))
+                bad = 1
+        sys.exit(bad)
     elif cmd == "raw":
         s = connect(port)
+        s.settimeout(2)  # the server may wait for the rest of a request that never comes
         s.sendall(argv[3].encode("latin-1").decode("unicode_escape").encode("latin-1"))
         try:
             line = s.makefile("rb").readline().decode("latin-1").strip()

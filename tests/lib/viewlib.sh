@@ -50,7 +50,7 @@ view_start() {
         [ $i -ge 3000 ] && fail "calltrace $* printed no URL within 30 s: $(cat "$VIEW_ERR")"
         sleep 0.01
     done
-    VIEW_URL=$(head -n 1 "$VIEW_OUT")
+    VIEW_URL=$(grep -m 1 "^http" "$VIEW_OUT")
     VIEW_PORT=$(printf '%s\n' "$VIEW_URL" | sed -n 's|.*http://127\.0\.0\.1:\([0-9]*\)/.*|\1|p')
     [ -n "$VIEW_PORT" ] || fail "no 127.0.0.1 port in the printed URL '$VIEW_URL'"
     listening "$VIEW_PORT" || fail "URL printed but nothing listens on port $VIEW_PORT"

@@ -83,7 +83,7 @@ static int parse_args(int argc, char **argv, struct record_cli *cli)
     int c;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "+:o:qzvhV", longopts, NULL)) != -1) {
-        int view_opt = view_option(&cli->view, c, optarg, argv[optind - 1]);
+        int view_opt = view_option(&cli->view, c, optarg);
         if (view_opt < 0)
             return -1;
         if (view_opt)

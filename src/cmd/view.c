@@ -33,7 +33,7 @@ int cmd_view(int argc, char **argv)
     opterr = 0;
     int c;
     while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-        int handled = view_option(&o, c, optarg, argv[optind - 1]);
+        int handled = view_option(&o, c, optarg);
         if (handled < 0)
             return 2;
         if (handled)

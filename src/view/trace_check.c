@@ -153,6 +153,15 @@ int trace_check(const char *path, bool *gzip, char *why, size_t whylen)
             scan_byte(s, buf[i]);
     int zerr = Z_OK, saved_errno = errno;
     const char *zmsg = s->error ? NULL : gzerror(f, &zerr);
+    /* zlib passes through what it cannot take for gzip: with the magic, that is damage. */
+    bool direct = *gzip && gzdirect(f);
+    if (zerr == Z_OK && direct) {
+        zerr = Z_DATA_ERROR;
+        zmsg = "not a complete gzip header";
+    }
+    size_t plen = strlen(path); /* zlib's message starts with the path, given already */
+    if (zmsg && !strncmp(zmsg, path, plen) && !strncmp(zmsg + plen, ": ", 2))
+        zmsg += plen + 2;
     /* The message lives in f: copy it before closing. */
     if (zerr == Z_BUF_ERROR)
         snprintf(why, whylen, "truncated (the gzip data ends in the middle)");

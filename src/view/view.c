@@ -67,9 +67,28 @@ static int parse_number(const char *arg, long max, long *out)
     return 0;
 }
 
-int view_option(struct view_options *o, int c, const char *arg, const char *spelled)
+static const char *option_name(int c)
+{
+    switch (c) {
+    case VIEW_OPT_PORT:
+        return "--port";
+    case VIEW_OPT_TIMEOUT:
+        return "--timeout";
+    case VIEW_OPT_ONCE:
+        return "--once";
+    case VIEW_OPT_SERVER_ONLY:
+        return "--server-only";
+    case VIEW_OPT_UI_ORIGIN:
+        return "--ui-origin";
+    default:
+        return NULL;
+    }
+}
+
+int view_option(struct view_options *o, int c, const char *arg)
 {
     char origin[URL_MAX], base[URL_MAX];
+    const char *spelled = option_name(c);
     long v;
     switch (c) {
     case VIEW_OPT_PORT:

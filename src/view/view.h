@@ -51,7 +51,7 @@ enum {
 void view_options_init(struct view_options *o);
 /* Handles one getopt_long result. Returns 1 when c was a view option, 0 when it was not, and
  * -1 after printing an error for a bad value. */
-int view_option(struct view_options *o, int c, const char *arg, const char *spelled);
+int view_option(struct view_options *o, int c, const char *arg);
 
 /* Serves what target names (a run directory, a trace file, a directory of runs; NULL: the
  * newest run in the current directory) and opens it in Perfetto. Returns 0, or -1 after

@@ -291,6 +291,11 @@ static int serve(struct view_ctx *v)
         rc = wait_loop(v, sigfd);
         http_server_stop(&v->server);
     }
+    /* The same stop may come twice (timeout(1) signals the process, then its group): what is
+     * still pending must not kill calltrace once the mask is restored. */
+    struct signalfd_siginfo si;
+    while (read(sigfd, &si, sizeof(si)) > 0)
+        ;
     close(sigfd);
     sigprocmask(SIG_SETMASK, &old_mask, NULL);
     sigaction(SIGPIPE, &old_pipe, NULL);

@@ -14,7 +14,7 @@ expect_rc 0
 RUN=$CT_DIR
 
 CTX="[once]"
-view_start view --once --server-only --port 0 --timeout 30 "$RUN"
+view_start view --once --server-only --port 0 --timeout 100 "$RUN"
 [ "$VIEW_URL" = "https://ui.perfetto.dev/#!/?url=http://127.0.0.1:$VIEW_PORT/trace.json" ] ||
     fail "printed URL '$VIEW_URL' is not the deep link"
 [ "$(wc -l <"$VIEW_OUT")" = 1 ] || fail "stdout should be the URL alone: $(cat "$VIEW_OUT")"
@@ -36,7 +36,7 @@ view_start view --once --server-only --port 0 --timeout 1 "$RUN"
 view_wait_exit 10
 [ "$VIEW_RC" != 0 ] || fail "--once --timeout 1 without a fetch exited 0"
 grep -q 'nobody fetched the trace within 1 s' "$VIEW_ERR" || fail "no timeout message: $(cat "$VIEW_ERR")"
-[ $((SECONDS - start)) -le 5 ] || fail "--timeout 1 took $((SECONDS - start)) s"
+[ $((SECONDS - start)) -le 30 ] || fail "--timeout 1 took $((SECONDS - start)) s"
 
 CTX="[browser]"
 cat >"$T/browser.sh" <<'EOS'
@@ -48,8 +48,8 @@ python3 -c 'import sys, urllib.request; sys.stdout.buffer.write(urllib.request.u
 EOS
 chmod +x "$T/browser.sh"
 export BROWSER_LOG=$T/browser.log
-BROWSER=$T/browser.sh view_start view --once --port 0 --timeout 30 "$RUN"
-view_wait_exit 20
+BROWSER=$T/browser.sh view_start view --once --port 0 --timeout 100 "$RUN"
+view_wait_exit 60
 [ "$VIEW_RC" = 0 ] || fail "view --once with \$BROWSER exited $VIEW_RC: $(cat "$VIEW_ERR")"
 [ "$(cat "$BROWSER_LOG")" = "$VIEW_URL" ] || fail "\$BROWSER got '$(cat "$BROWSER_LOG")', printed URL is '$VIEW_URL'"
 cmp -s "$BROWSER_LOG.body" "$RUN/trace.json" || fail "the browser did not get the trace"
@@ -60,15 +60,16 @@ BROWSER=false view_start view --once --port 0 --timeout 1 "$RUN"
 view_wait_exit 10
 grep -q 'no browser started (false failed).*ssh -L '"$VIEW_PORT:127.0.0.1:$VIEW_PORT" "$VIEW_ERR" ||
     fail "no one-line ssh hint after a failed browser: $(cat "$VIEW_ERR")"
-(unset BROWSER; view_start view --once --port 0 --timeout 1 "$RUN"; view_wait_exit 10
-    grep -q 'no browser started (no $BROWSER and no display).*ssh -L' "$VIEW_ERR" ||
-        fail "no ssh hint without \$BROWSER and display: $(cat "$VIEW_ERR")") || exit 1
+BROWSER= view_start view --once --port 0 --timeout 1 "$RUN" # empty counts as unset
+view_wait_exit 10
+grep -q 'no browser started (no $BROWSER and no display).*ssh -L' "$VIEW_ERR" ||
+    fail "no ssh hint without \$BROWSER and display: $(cat "$VIEW_ERR")"
 
 CTX="[--open]"
 rm -f "$BROWSER_LOG" "$BROWSER_LOG.body"
 OPEN_DIR=$T/open-run
-BROWSER=$T/browser.sh view_start --open --once --port 0 --timeout 30 -z -o "$OPEN_DIR" -- "$BIN"
-view_wait_exit 30
+BROWSER=$T/browser.sh view_start --open --once --port 0 --timeout 100 -z -o "$OPEN_DIR" -- "$BIN"
+view_wait_exit 60
 [ "$VIEW_RC" = 0 ] || fail "calltrace --open exited $VIEW_RC: $(cat "$VIEW_ERR")"
 grep -q '^sum ' "$VIEW_OUT" || fail "the program's output is missing: $(cat "$VIEW_OUT")"
 [ "$VIEW_URL" = "https://ui.perfetto.dev/#!/?url=http://127.0.0.1:$VIEW_PORT/trace.json.gz" ] ||
@@ -83,7 +84,7 @@ CTX="[port 9001]"
 if listening 9001; then
     note "port 9001 is busy here; the default-port deep link is not checked"
 else
-    view_start view --once --server-only --timeout 30 "$RUN"
+    view_start view --once --server-only --timeout 100 "$RUN"
     [ "$VIEW_URL" = "https://ui.perfetto.dev/#!/?url=http://127.0.0.1:9001/trace.json" ] ||
         fail "default deep link is '$VIEW_URL'"
     grep -q 'note:' "$VIEW_ERR" && fail "port note printed on port 9001: $(cat "$VIEW_ERR")"

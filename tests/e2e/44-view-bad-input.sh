@@ -62,6 +62,8 @@ check_bad too-many-args 'too many arguments' "$RUN" "$RUN"
 check_bad bad-port 'not a port number' --port 70000 "$RUN"
 check_bad bad-ui 'not an http\(s\) URL' --ui-origin 'javascript:alert(1)' "$RUN"
 CTX="[no runs in cwd]"
-(cd "$B/cwd" && ct_raw view --server-only --port 0 && one_stderr_line_error "no runs in cwd" &&
-    grep -q 'no run directory in the current directory' "$CT_ERR") ||
-    fail "no-argument view in a directory without runs: $(cat "$T"/err.* | tail -n 1)"
+cd "$B/cwd" || fail "cd $B/cwd"
+ct_raw view --server-only --port 0
+cd "$T" || fail "cd $T"
+one_stderr_line_error "no runs in cwd"
+grep -q 'no run directory in the current directory' "$CT_ERR" || fail "unclear: $(cat "$CT_ERR")"

@@ -35,7 +35,8 @@ struct record_cli {
     char **program_argv;
 };
 
-enum { OPT_OPEN = 0x200 }; /* above the view options' codes */
+/* Long options without a short form; the view options' codes (view.h) are above these. */
+enum { OPT_NO_FOLLOW = 256, OPT_OPEN };
 
 static void usage(FILE *f)
 {
@@ -49,6 +50,8 @@ static void usage(FILE *f)
           "Options:\n"
           "  -o, --output DIR   run directory (default ./" RUN_DIR_DEFAULT "; an existing one is\n"
           "                     never overwritten: DIR-1, DIR-2, ... are used instead)\n"
+          "      --no-follow    trace only PROGRAM's own process: its children run free of\n"
+          "                     every breakpoint (threads are always traced)\n"
           "  -q, --quiet        do not print the closing summary line\n"
           "  -z, --compress     write trace.json.gz (gzip) instead of trace.json\n"
           "  --open             then serve the trace and open it in Perfetto, as `view` does;\n"
@@ -69,8 +72,11 @@ static void usage(FILE *f)
 
 static int parse_args(int argc, char **argv, struct record_cli *cli)
 {
+    /* One option a line, although VIEW_LONG_OPTIONS is not a brace. */
+    /* clang-format off */
     static const struct option longopts[] = {
         {"output", required_argument, NULL, 'o'},
+        {"no-follow", no_argument, NULL, OPT_NO_FOLLOW},
         {"quiet", no_argument, NULL, 'q'},
         {"compress", no_argument, NULL, 'z'},
         {"open", no_argument, NULL, OPT_OPEN},
@@ -80,6 +86,7 @@ static int parse_args(int argc, char **argv, struct record_cli *cli)
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
+    /* clang-format on */
     int c;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "+:o:qzvhV", longopts, NULL)) != -1) {
@@ -98,6 +105,9 @@ static int parse_args(int argc, char **argv, struct record_cli *cli)
             break;
         case 'q':
             cli->quiet = true;
+            break;
+        case OPT_NO_FOLLOW:
+            cli->opts.follow_forks = false;
             break;
         case 'z':
             cli->compress = true;
@@ -201,6 +211,19 @@ static int check_program(const char *program, char *path, size_t pathlen)
     return 0;
 }
 
+/* The rank of this process in an MPI (or Slurm) job, so that ranks never share a run directory;
+ * NULL outside such a job, or when the value is not a plain number. */
+static const char *mpi_rank(void)
+{
+    static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"};
+    for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+        const char *v = getenv(vars[i]);
+        if (v && *v && strlen(v) < 12 && strspn(v, "0123456789") == strlen(v))
+            return v;
+    }
+    return NULL;
+}
+
 static int exit_code_of(int status)
 {
     if (WIFEXITED(status))
@@ -270,8 +293,13 @@ int cmd_record(int argc, char **argv)
     char path[PATH_MAX];
     if (check_program(cli.program_argv[0], path, sizeof(path)) < 0)
         return 2;
-    char run[PATH_MAX], record[PATH_MAX];
-    if (run_dir_create(cli.output ? cli.output : RUN_DIR_DEFAULT, run, sizeof(run)) < 0)
+    char run[PATH_MAX], record[PATH_MAX], default_dir[64];
+    cli.opts.rank = mpi_rank();
+    if (cli.opts.rank)
+        snprintf(default_dir, sizeof(default_dir), RUN_DIR_DEFAULT "-rank%s", cli.opts.rank);
+    else
+        snprintf(default_dir, sizeof(default_dir), RUN_DIR_DEFAULT);
+    if (run_dir_create(cli.output ? cli.output : default_dir, run, sizeof(run)) < 0)
         return 2;
     struct clock_calibration clock;
     clock_calibrate(&clock);

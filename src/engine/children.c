@@ -34,9 +34,13 @@ static void read_cmdline(pid_t pid, char *buf, size_t len)
 
 void engine_record_process(struct session *s, struct process *p, bool is_exec)
 {
-    char cmdline[1024];
+    char cmdline[1024], name[1100];
     read_cmdline(p->pid, cmdline, sizeof(cmdline));
-    rec_process(s->rec, p->pid, p->ppid, s->now, cmdline, is_exec);
+    if (s->opts->rank)
+        snprintf(name, sizeof(name), "rank %s: %s", s->opts->rank, cmdline);
+    else
+        snprintf(name, sizeof(name), "%s", cmdline);
+    rec_process(s->rec, p->pid, p->ppid, s->now, name, is_exec);
 }
 
 /* The clone flags of the system call the parent is stopped in (clone or clone3). */
@@ -109,11 +113,15 @@ void engine_on_new_child(struct session *s, struct thread *parent, int event)
     }
     t->proc = p;
     p->nthreads++;
-    if (!is_thread)
-        engine_record_process(s, p, false);
-    rec_thread(s->rec, p->pid, tid, s->now);
-    if (!is_thread)
-        inherit_frames(s, t, parent);
+    if (!is_thread && (!s->opts->follow_forks || parent->proc->unfollowed))
+        p->unfollowed = true;
+    if (!p->unfollowed) {
+        if (!is_thread)
+            engine_record_process(s, p, false);
+        rec_thread(s->rec, p->pid, tid, s->now);
+        if (!is_thread)
+            inherit_frames(s, t, parent);
+    }
     dbg(DBG_ENGINE, 2, "%d: new %s %d", (int)parent->tid, is_thread ? "thread" : "process",
         (int)tid);
     if (t->pending_first) {
@@ -126,7 +134,8 @@ void engine_on_new_child(struct session *s, struct thread *parent, int event)
 static void end_thread(struct session *s, struct thread *t)
 {
     thread_close_frames(s, t, EXIT_UNFINISHED);
-    rec_thread_end(s->rec, t->proc->pid, t->tid, s->now);
+    if (!t->proc->unfollowed)
+        rec_thread_end(s->rec, t->proc->pid, t->tid, s->now);
     thread_forget(s, t);
 }
 
@@ -157,7 +166,8 @@ void engine_on_exit(struct session *s, struct thread *t, int status)
         return;
     }
     engine_end_threads(s, p, NULL);
-    rec_process_end(s->rec, p->pid, status, s->now);
+    if (!p->unfollowed)
+        rec_process_end(s->rec, p->pid, status, s->now);
     if (p->pid == s->main_pid) {
         s->main_status = status;
         s->main_done = true;

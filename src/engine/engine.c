@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "probe/addrspace.h"
 #include "util/log.h"
 
 void engine_resume(struct thread *t, int sig)
@@ -27,7 +28,12 @@ static void on_event_stop(struct session *s, struct thread *t, int sig)
 {
     if (!t->started) {
         t->started = true;
-        engine_resume(t, 0);
+        /* An unfollowed fork child goes now; a vfork child shares its parent's breakpoints and
+         * is held, silently, until it execs or exits. */
+        if (t->proc->unfollowed && t->proc->as->refs == 1)
+            engine_release(s, t);
+        else
+            engine_resume(t, 0);
         return;
     }
     if (!is_stop_signal(sig)) {

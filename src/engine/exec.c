@@ -54,6 +54,13 @@ static void trace_new_image(struct session *s, struct process *p)
 void engine_on_exec(struct session *s, struct thread *t)
 {
     struct process *p = t->proc;
+    if (p->unfollowed) { /* a vfork child held until now: its new image is not ours to trace */
+        engine_end_threads(s, p, t);
+        addrspace_unref(p->as);
+        p->as = addrspace_new();
+        engine_release(s, t);
+        return;
+    }
     unsigned long former_tid = 0;
     ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &former_tid);
     /* The exec'ing thread now has the leader's tid; all the others are gone. */

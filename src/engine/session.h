@@ -36,6 +36,7 @@ struct process {
     unsigned nthreads;
     bool exec_done; /* the first exec happened: the image is the program, not calltrace */
     bool trap_watch; /* it has a SIGTRAP disposition of its own, see sigtrap_guard.h */
+    bool unfollowed; /* --no-follow: recorded nothing, released at its first chance */
     struct kernel_sigaction trap_action;
 };
 
@@ -54,6 +55,7 @@ struct thread {
 struct record_options {
     int verbose;
     bool follow_forks;
+    const char *rank; /* MPI rank, shown in process names; NULL outside MPI */
 };
 
 struct session {

@@ -56,6 +56,11 @@ void engine_on_trap(struct session *s, struct thread *t)
         return;
     }
     sigtrap_guard_check(t);
+    if (t->proc->unfollowed) { /* a vfork child of --no-follow: run through, record nothing */
+        ptrace(PTRACE_POKEUSER, t->tid, offsetof(struct user_regs_struct, rip), bp->resume);
+        engine_resume(t, 0);
+        return;
+    }
     if (bp->kinds & BP_RETURN) {
         struct frame_end_ctx ctx = {s, t};
         frames_return(&t->stack, bp->addr, regs.rsp, session_frame_end, &ctx);

@@ -38,6 +38,7 @@ struct json_writer {
     char **func_names;
     size_t nfuncs;
     struct addr_map threads;
+    struct addr_map pid_reuse; /* pid -> ((generation << 1) | ended) + 1 */
     uint64_t last_ticks;
     uint64_t process_order;
     bool first_event;
@@ -55,10 +56,34 @@ static void begin_event(struct json_writer *w)
     w->first_event = false;
 }
 
+/* pid_max never exceeds 2^22: a pid reused by a later process gets a track of its own at
+ * pid + generation * 2^22, so two processes never share one. */
+#define PID_SPACE (1ull << 22)
+
+static uint64_t track_pid(const struct json_writer *w, uint32_t pid)
+{
+    uintptr_t v = (uintptr_t)addr_map_get(&w->pid_reuse, pid);
+    return v ? pid + ((v - 1) >> 1) * PID_SPACE : pid;
+}
+
+static void process_started(struct json_writer *w, uint32_t pid)
+{
+    uintptr_t v = (uintptr_t)addr_map_get(&w->pid_reuse, pid);
+    uintptr_t gen = v ? ((v - 1) >> 1) + ((v - 1) & 1) : 0;
+    addr_map_put(&w->pid_reuse, pid, (void *)((gen << 1) + 1));
+}
+
+static void process_ended(struct json_writer *w, uint32_t pid)
+{
+    uintptr_t v = (uintptr_t)addr_map_get(&w->pid_reuse, pid);
+    if (v)
+        addr_map_put(&w->pid_reuse, pid, (void *)(((v - 1) | 1) + 1));
+}
+
 static void put_ids(struct json_writer *w, uint32_t pid, uint32_t tid)
 {
     outbuf_puts(&w->out, ",\"pid\":");
-    outbuf_put_u64(&w->out, pid);
+    outbuf_put_u64(&w->out, track_pid(w, pid));
     outbuf_puts(&w->out, ",\"tid\":");
     outbuf_put_u64(&w->out, tid);
 }
@@ -188,6 +213,8 @@ static void on_process(struct json_writer *w, const struct rec_process *p)
 {
     uint32_t len;
     const char *name = rec_name(&p->hdr, &len);
+    if (!(p->hdr.flags & PROCESS_EXEC))
+        process_started(w, p->hdr.tid);
     put_metadata(w, "process_name", p->hdr.tid, p->hdr.tid, "name", name, len);
     if (p->hdr.flags & PROCESS_EXEC)
         return; /* the process keeps its place; only its name changes */
@@ -241,6 +268,9 @@ static int handle(struct json_writer *w, const struct rec_hdr *h)
             close_thread(w, t, e->ticks);
         break;
     }
+    case REC_PROCESS_END:
+        process_ended(w, h->tid);
+        break;
     default:
         break;
     }
@@ -273,6 +303,7 @@ static void free_writer(struct json_writer *w)
         free(t);
     }
     addr_map_free(&w->threads);
+    addr_map_free(&w->pid_reuse);
 }
 
 static void put_header(struct json_writer *w)
@@ -314,6 +345,7 @@ int trace_json_write(const char *record_path, const char *json_path, bool gzip,
         return -1;
     }
     addr_map_init(&w.threads, 64);
+    addr_map_init(&w.pid_reuse, 64);
     put_header(&w);
     int failed = 0;
     for (const struct rec_hdr *h; !failed && (h = rec_reader_next(&r));)

@@ -21,9 +21,10 @@ struct view_options {
     const char *given;  /* the first view option given, for "needs --open" errors */
 };
 
-/* The long options shared by `view` and `--open`; codes above any short option. */
+/* The long options shared by `view` and `--open`; codes above any short option and any long
+ * option of the record command's own. */
 enum {
-    VIEW_OPT_PORT = 0x100,
+    VIEW_OPT_PORT = 0x300,
     VIEW_OPT_ONCE,
     VIEW_OPT_SERVER_ONLY,
     VIEW_OPT_UI_ORIGIN,

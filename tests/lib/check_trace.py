@@ -81,7 +81,7 @@ def to_ns(v):
 
 class Call:
     __slots__ = ("idx", "name", "pid", "tid", "ts", "dur", "end",
-                 "unfinished", "parent", "depth")
+                 "unfinished", "inherited", "parent", "depth")
 
     def __init__(self, idx, ev):
         self.idx = idx
@@ -93,6 +93,9 @@ class Call:
         self.end = self.ts + self.dur
         args = ev.get("args") or {}
         self.unfinished = args.get("unfinished") is True
+        # a forked child's copy of a call its parent had open: shown for
+        # nesting, but not a call the child made
+        self.inherited = args.get("inherited") is True
         self.parent = None
         self.depth = 0
 
@@ -299,15 +302,20 @@ def cmd_validate(t, a):
     pass
 
 
+def real_calls(t):
+    return [c for c in t.calls if not c.inherited]
+
+
 def cmd_summary(t, a):
-    print("calls %d" % len(t.calls))
-    print("threads %d" % len({(c.pid, c.tid) for c in t.calls}))
-    print("processes %d" % len({c.pid for c in t.calls}))
-    print("unfinished %d" % sum(1 for c in t.calls if c.unfinished))
+    calls = real_calls(t)
+    print("calls %d" % len(calls))
+    print("threads %d" % len({(c.pid, c.tid) for c in calls}))
+    print("processes %d" % len({c.pid for c in calls}))
+    print("unfinished %d" % sum(1 for c in calls if c.unfinished))
 
 
 def counts_of(t):
-    return collections.Counter(c.name for c in t.calls)
+    return collections.Counter(c.name for c in real_calls(t))
 
 
 def cmd_counts(t, a):
@@ -444,7 +452,7 @@ def cmd_maxdepth(t, a):
 
 
 def unfinished_names(t):
-    return sorted(c.name for c in t.calls if c.unfinished)
+    return sorted(c.name for c in real_calls(t) if c.unfinished)
 
 
 def cmd_unfinished(t, a):
@@ -491,7 +499,7 @@ def cmd_processes(t, a):
 
 
 def per_tid(t, name):
-    cnt = collections.Counter((c.pid, c.tid) for c in t.calls if c.name == name)
+    cnt = collections.Counter((c.pid, c.tid) for c in real_calls(t) if c.name == name)
     return sorted(cnt.values())
 
 

@@ -71,6 +71,11 @@ static void write_sample(const char *record, struct clock_calibration *clock)
     rec_exit(&rec, 101, 101, 0, t + 55 * us, EXIT_INHERITED);
     rec_enter(&rec, 100, 100, 0, t + 60 * us);
     rec_thread_end(&rec, 100, 100, t + 70 * us); /* outer left open: unfinished */
+    rec_process_end(&rec, 100, 0, t + 71 * us);
+    rec_process(&rec, 100, 1, t + 80 * us, "reused pid", false); /* a new process, same pid */
+    rec_thread(&rec, 100, 100, t + 80 * us);
+    rec_enter(&rec, 100, 100, 1, t + 81 * us);
+    rec_exit(&rec, 100, 100, 1, t + 82 * us, 0);
     CHECK(recorder_close(&rec) == 0);
 }
 
@@ -84,10 +89,10 @@ static void test_roundtrip(const char *dir)
     write_sample(record, &clock);
     struct trace_json_stats stats;
     CHECK(trace_json_export_run(dir, &stats) == 0);
-    CHECK_EQ_U64(stats.calls, 3);
+    CHECK_EQ_U64(stats.calls, 4);
     CHECK_EQ_U64(stats.unfinished, 1);
-    CHECK_EQ_U64(stats.processes, 2);
-    CHECK_EQ_U64(stats.threads, 2);
+    CHECK_EQ_U64(stats.processes, 3);
+    CHECK_EQ_U64(stats.threads, 3);
     char *text = slurp(json);
     cJSON *root = text ? cJSON_Parse(text) : NULL;
     CHECK(root != NULL);
@@ -110,6 +115,9 @@ static void test_roundtrip(const char *dir)
     cJSON *again = find_call(events, "outer", 2);
     CHECK(again && cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(again, "args"),
                                                     "unfinished")));
+    /* the reused pid gets a track of its own */
+    cJSON *reused = find_call(events, "inner \"quoted\"", 1);
+    CHECK(reused && num(reused, "pid") == 100 + (1 << 22));
     cJSON_Delete(root);
     free(text);
 }

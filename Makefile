@@ -5,7 +5,7 @@ MANDIR ?= $(PREFIX)/share/man
 DESTDIR ?=
 
 CC ?= gcc
-PKGS := libdw libelf capstone libcjson libbsd
+PKGS := libdw libelf capstone libcjson libbsd libmicrohttpd zlib
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 

@@ -18,11 +18,13 @@
 set -euo pipefail
 
 # Build: compiler and make, pkg-config, elfutils (libelf, libdw), capstone,
-# cJSON, libbsd. Test: python3 (the test checker uses only its standard library) and graphviz
-# (`calltrace graph -o FILE.svg` is rendered by its dot).
+# cJSON, libbsd, libmicrohttpd (`calltrace view` serves the trace to Perfetto),
+# zlib (`--compress`). Test: python3 (the test checker uses only its standard
+# library), graphviz (`calltrace graph -o FILE.svg` is rendered by its dot),
+# chromium (the view tests fetch the trace from a headless browser).
 BUILD_PKGS=(build-essential pkg-config libelf-dev libdw-dev libcapstone-dev libcjson-dev
-    libbsd-dev)
-TEST_PKGS=(python3 graphviz)
+    libbsd-dev libmicrohttpd-dev zlib1g-dev)
+TEST_PKGS=(python3 graphviz chromium)
 BENCH_PKGS=(ltrace uftrace)
 
 usage()
@@ -97,7 +99,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 if [ "$want_build" = 1 ]; then
-    for lib in libelf libdw capstone libcjson libbsd; do
+    for lib in libelf libdw capstone libcjson libbsd libmicrohttpd zlib; do
         if ! pkg-config --exists "$lib"; then
             echo "install-deps.sh: ERROR: pkg-config cannot find $lib" >&2
             exit 1

@@ -8,7 +8,7 @@ static const struct {
     int (*run)(int argc, char **argv);
 } subcommands[] = {
     {"export", cmd_export}, {"report", cmd_report}, {"graph", cmd_graph},
-    {"tree", cmd_tree},     {"merge", cmd_merge},
+    {"tree", cmd_tree},     {"merge", cmd_merge},   {"view", cmd_view},
 };
 
 int main(int argc, char **argv)

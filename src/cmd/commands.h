@@ -8,5 +8,6 @@ int cmd_report(int argc, char **argv);
 int cmd_graph(int argc, char **argv);
 int cmd_tree(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
+int cmd_view(int argc, char **argv);
 
 #endif

@@ -16,8 +16,10 @@
 
 static void usage(FILE *f)
 {
-    fputs("usage: calltrace export [-q] RUN\n"
-          "Rebuilds RUN/trace.json from RUN/" REC_FILE_NAME " (after calltrace was killed).\n",
+    fputs("usage: calltrace export [-q] [-z] RUN\n"
+          "Rebuilds RUN/trace.json from RUN/" REC_FILE_NAME " (after calltrace was killed).\n"
+          "  -q, --quiet      do not print the closing line\n"
+          "  -z, --compress   write RUN/trace.json.gz instead (gzip; Perfetto reads it)\n",
           f);
 }
 
@@ -25,13 +27,16 @@ int cmd_export(int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"quiet", no_argument, NULL, 'q'},
+        {"compress", no_argument, NULL, 'z'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    int quiet = 0, c;
-    while ((c = getopt_long(argc, argv, "qh", longopts, NULL)) != -1) {
+    int quiet = 0, compress = 0, c;
+    while ((c = getopt_long(argc, argv, "qzh", longopts, NULL)) != -1) {
         if (c == 'q') {
             quiet = 1;
+        } else if (c == 'z') {
+            compress = 1;
         } else if (c == 'h') {
             usage(stdout);
             return 0;
@@ -52,13 +57,13 @@ int cmd_export(int argc, char **argv)
         return 1;
     }
     struct trace_json_stats stats;
-    if (trace_json_export_run(run, &stats) < 0)
+    if (trace_json_export(run, compress, &stats) < 0)
         return 1;
     if (stats.record_damaged)
         err_msg("%s: the record ends %s; the trace holds everything before that", run,
                 stats.record_damaged == 1 ? "in the middle of an event" : "with damaged data");
     if (!quiet)
-        fprintf(stderr, "calltrace: trace in %s/%s: %llu calls\n", run, TRACE_JSON_NAME,
+        fprintf(stderr, "calltrace: trace in %s/%s: %llu calls\n", run, stats.file_name,
                 (unsigned long long)stats.calls);
     return 0;
 }

@@ -22,6 +22,7 @@
 #include "record/writer.h"
 #include "symbols/elf_image.h"
 #include "util/log.h"
+#include "view/view.h"
 
 #ifndef CALLTRACE_VERSION
 #define CALLTRACE_VERSION "0.1.0"
@@ -33,17 +34,21 @@ struct record_cli {
     bool quiet;
     pid_t attach_pid;      /* -p */
     unsigned duration;     /* -t, seconds; 0: until stopped */
+    bool compress; /* -z: trace.json.gz */
+    bool open;     /* --open: show the trace in Perfetto once recorded */
+    struct view_options view;
     char **program_argv;
 };
 
-/* Long options without a short form. */
-enum { OPT_NO_FOLLOW = 256 };
+/* Long options without a short form; the view options' codes (view.h) are above these. */
+enum { OPT_NO_FOLLOW = 256, OPT_OPEN };
 
 static void usage(FILE *f)
 {
     fputs("usage: calltrace [OPTIONS] [--] PROGRAM [ARGS...]\n"
           "       calltrace [OPTIONS] -p PID\n"
-          "       calltrace export RUN\n"
+          "       calltrace export [-z] RUN\n"
+          "       calltrace view [OPTIONS] [RUN|FILE|DIR]\n"
           "\n"
           "Runs PROGRAM under ptrace and records every call of the functions of its executable\n"
           "into a run directory (trace.json for ui.perfetto.dev, and the binary record).\n"
@@ -59,6 +64,9 @@ static void usage(FILE *f)
           "      --no-follow    trace only PROGRAM's own process: its children run free of\n"
           "                     every breakpoint (threads are always traced)\n"
           "  -q, --quiet        do not print the closing summary line\n"
+          "  -z, --compress     write trace.json.gz (gzip) instead of trace.json\n"
+          "  --open             then serve the trace and open it in Perfetto, as `view` does;\n"
+          "                     with --open, the options of `view` below apply\n"
           "  -v, --verbose      explain skipped functions and uncatchable returns (repeat for\n"
           "                     more detail)\n"
           "  -h, --help         show this help and exit\n"
@@ -70,28 +78,41 @@ static void usage(FILE *f)
           "  graph [RUN]        the call graph in Graphviz DOT (-o FILE.svg renders it)\n"
           "  tree [RUN]         each thread's calls as an indented tree with durations\n"
           "  merge RUN... -o OUT  combine runs into one run directory\n"
+          "  view [RUN]         open a recorded run in Perfetto (calltrace view --help)\n"
           "\n"
+          "Options of --open and view:\n" VIEW_OPTIONS_HELP "\n"
           "The exit status is PROGRAM's own, 128+N when it was killed by signal N.\n",
           f);
 }
 
 static int parse_args(int argc, char **argv, struct record_cli *cli)
 {
+    /* One option a line, although VIEW_LONG_OPTIONS is not a brace. */
+    /* clang-format off */
     static const struct option longopts[] = {
         {"output", required_argument, NULL, 'o'},
         {"pid", required_argument, NULL, 'p'},
         {"duration", required_argument, NULL, 't'},
         {"no-follow", no_argument, NULL, OPT_NO_FOLLOW},
         {"quiet", no_argument, NULL, 'q'},
+        {"compress", no_argument, NULL, 'z'},
+        {"open", no_argument, NULL, OPT_OPEN},
+        VIEW_LONG_OPTIONS,
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
+    /* clang-format on */
     int c;
     opterr = 0;
     const char *errstr;
-    while ((c = getopt_long(argc, argv, "+:o:p:t:qvhV", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+:o:p:t:qzvhV", longopts, NULL)) != -1) {
+        int view_opt = view_option(&cli->view, c, optarg);
+        if (view_opt < 0)
+            return -1;
+        if (view_opt)
+            continue;
         switch (c) {
         case 'o':
             if (!*optarg) {
@@ -122,6 +143,12 @@ static int parse_args(int argc, char **argv, struct record_cli *cli)
         case OPT_NO_FOLLOW:
             cli->opts.follow_forks = false;
             break;
+        case 'z':
+            cli->compress = true;
+            break;
+        case OPT_OPEN:
+            cli->open = true;
+            break;
         case 'v':
             cli->opts.verbose++;
             break;
@@ -142,6 +169,10 @@ static int parse_args(int argc, char **argv, struct record_cli *cli)
                 err_hint("see calltrace --help", "-%c: unknown option", optopt);
             return -1;
         }
+    }
+    if (cli->view.given && !cli->open) {
+        err_hint("add --open, or use calltrace view", "%s: only with --open", cli->view.given);
+        return -1;
     }
     if (cli->attach_pid && optind < argc) {
         err_hint("use either -p PID or a program to start", "%s: unexpected with -p",
@@ -254,7 +285,7 @@ static int exit_code_of(int status)
 static void print_summary(const char *run, const struct trace_json_stats *stats,
                           const struct session *s)
 {
-    fprintf(stderr, "calltrace: trace in %s/%s: %llu calls", run, TRACE_JSON_NAME,
+    fprintf(stderr, "calltrace: trace in %s/%s: %llu calls", run, stats->file_name,
             (unsigned long long)stats->calls);
     if (stats->unfinished)
         fprintf(stderr, " (%llu unfinished)", (unsigned long long)stats->unfinished);
@@ -307,17 +338,16 @@ static int run_traced(struct record_cli *cli, const char *path, const char *run,
 }
 
 static int finish_run(const char *run, struct recorder *rec, const struct session *s,
-                      bool quiet)
+                      const struct record_cli *cli)
 {
     int rec_error = recorder_close(rec);
     if (rec_error)
-        err_hint(rec_error == ENOSPC ? "free some space; the trace holds what was recorded"
-                                     : NULL,
+        err_hint(rec_error == ENOSPC ? "free some space; the trace holds what was recorded" : NULL,
                  "writing %s/%s: %s", run, REC_FILE_NAME, strerror(rec_error));
     struct trace_json_stats stats;
-    if (trace_json_export_run(run, &stats) < 0)
+    if (trace_json_export(run, cli->compress, &stats) < 0)
         return -1;
-    if (!quiet)
+    if (!cli->quiet)
         print_summary(run, &stats, s);
     return rec_error ? -1 : 0;
 }
@@ -325,6 +355,7 @@ static int finish_run(const char *run, struct recorder *rec, const struct sessio
 int cmd_record(int argc, char **argv)
 {
     struct record_cli cli = {.opts = {.follow_forks = true}};
+    view_options_init(&cli.view);
     if (parse_args(argc, argv, &cli) < 0)
         return 2;
     log_set_verbosity(cli.opts.verbose);
@@ -357,8 +388,11 @@ int cmd_record(int argc, char **argv)
         run_dir_discard(run);
         return 2;
     }
-    int failed = finish_run(run, &rec, &s, cli.quiet);
+    int failed = finish_run(run, &rec, &s, &cli);
     session_free(&s);
+    /* Also after Ctrl-C stopped the program: stopping a long run to look at it is common. */
+    if (!failed && cli.open && view_open(run, &cli.view) < 0)
+        failed = 1;
     if (cli.attach_pid) /* the program is not ours: its status is not calltrace's */
         return failed || s.detach_failed ? 1 : 0;
     if (stop_signal)

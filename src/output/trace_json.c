@@ -123,8 +123,8 @@ static void put_call(struct json_writer *w, const struct thread_calls *t,
     static const struct {
         unsigned flag;
         const char *key;
-    } marks[] = {{EXIT_UNFINISHED, "unfinished"}, {EXIT_UNWOUND, "unwound"},
-                 {EXIT_INHERITED, "inherited"}};
+    } marks[] = {
+        {EXIT_UNFINISHED, "unfinished"}, {EXIT_UNWOUND, "unwound"}, {EXIT_INHERITED, "inherited"}};
     for (size_t i = 0; i < sizeof(marks) / sizeof(marks[0]); i++) {
         if (flags & marks[i].flag) {
             outbuf_printf(&w->out, "%s\"%s\":true", sep, marks[i].key);
@@ -229,8 +229,8 @@ static void on_process(struct json_writer *w, const struct rec_process *p)
 static void on_thread(struct json_writer *w, const struct rec_thread *t)
 {
     char name[32];
-    int len = snprintf(name, sizeof(name), t->hdr.tid == t->pid ? "main %u" : "thread %u",
-                       t->hdr.tid);
+    int len =
+        snprintf(name, sizeof(name), t->hdr.tid == t->pid ? "main %u" : "thread %u", t->hdr.tid);
     put_metadata(w, "thread_name", t->pid, t->hdr.tid, "name", name, (size_t)len);
     struct thread_calls *calls = thread_of(w, t->pid, t->hdr.tid);
     if (calls)
@@ -315,13 +315,12 @@ static void put_footer(struct json_writer *w, const struct rec_reader *r)
 {
     outbuf_puts(&w->out, "\n],\"otherData\":{\"producer\":\"calltrace\",\"clock\":");
     outbuf_puts(&w->out, (r->header.flags & REC_F_TSC) ? "\"tsc\"" : "\"monotonic\"");
-    outbuf_printf(&w->out, ",\"calls\":%llu,\"complete\":%s}}\n",
-                  (unsigned long long)w->stats->calls,
-                  (r->header.flags & REC_F_COMPLETE) && !r->truncated && !r->corrupt ? "true"
-                                                                                       : "false");
+    outbuf_printf(
+        &w->out, ",\"calls\":%llu,\"complete\":%s}}\n", (unsigned long long)w->stats->calls,
+        (r->header.flags & REC_F_COMPLETE) && !r->truncated && !r->corrupt ? "true" : "false");
 }
 
-int trace_json_write(const char *record_path, const char *json_path,
+int trace_json_write(const char *record_path, const char *json_path, bool gzip,
                      struct trace_json_stats *stats)
 {
     char why[256];
@@ -338,7 +337,8 @@ int trace_json_write(const char *record_path, const char *json_path,
                             .stats = stats};
     if (!(r.header.flags & REC_F_COMPLETE))
         find_end_anchor(record_path, &w.end);
-    int rc = outbuf_open(&w.out, json_path, JSON_BUFFER);
+    int rc = gzip ? outbuf_open_gzip(&w.out, json_path, JSON_BUFFER)
+                  : outbuf_open(&w.out, json_path, JSON_BUFFER);
     if (rc < 0) {
         err_msg("cannot create %s: %s", json_path, strerror(-rc));
         rec_reader_close(&r);
@@ -369,24 +369,34 @@ int trace_json_write(const char *record_path, const char *json_path,
     return 0;
 }
 
-int trace_json_export_run(const char *run, struct trace_json_stats *stats)
+int trace_json_export(const char *run, bool compress, struct trace_json_stats *stats)
 {
-    char record[PATH_MAX], json[PATH_MAX], tmp[PATH_MAX];
+    const char *name = compress ? TRACE_JSON_GZ_NAME : TRACE_JSON_NAME;
+    const char *other_name = compress ? TRACE_JSON_NAME : TRACE_JSON_GZ_NAME;
+    char record[PATH_MAX], json[PATH_MAX], tmp[PATH_MAX], other[PATH_MAX];
     if (run_path(record, sizeof(record), run, REC_FILE_NAME) < 0 ||
-        run_path(json, sizeof(json), run, TRACE_JSON_NAME) < 0 ||
-        run_path(tmp, sizeof(tmp), run, TRACE_JSON_NAME ".tmp") < 0) {
+        run_path(json, sizeof(json), run, name) < 0 ||
+        run_path(other, sizeof(other), run, other_name) < 0 ||
+        snprintf(tmp, sizeof(tmp), "%s.tmp", json) >= (int)sizeof(tmp)) {
         err_msg("%s: path too long", run);
         return -1;
     }
     unlink(tmp);
-    if (trace_json_write(record, tmp, stats) < 0) {
+    if (trace_json_write(record, tmp, compress, stats) < 0) {
         unlink(tmp);
         return -1;
     }
+    stats->file_name = name;
     if (rename(tmp, json) < 0) {
         err_msg("cannot rename %s to %s: %s", tmp, json, strerror(errno));
         return -1;
     }
+    if (unlink(other) < 0 && errno != ENOENT)
+        err_msg("cannot remove the older %s: %s", other, strerror(errno));
     return 0;
 }
 
+int trace_json_export_run(const char *run, struct trace_json_stats *stats)
+{
+    return trace_json_export(run, false, stats);
+}

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zlib.h>
 
 int outbuf_open(struct outbuf *out, const char *path, size_t cap)
 {
@@ -25,11 +26,37 @@ int outbuf_open(struct outbuf *out, const char *path, size_t cap)
     return 0;
 }
 
-int outbuf_flush(struct outbuf *out)
+/* Level 1: JSON traces still shrink about tenfold, and compressing must not take much longer
+ * than writing the plain file would. */
+#define GZIP_LEVEL 1
+#define GZIP_WINDOW (15 + 16) /* 15-bit window, +16 asks zlib for a gzip header and trailer */
+#define GZIP_CHUNK (256 * 1024)
+
+int outbuf_open_gzip(struct outbuf *out, const char *path, size_t cap)
+{
+    int rc = outbuf_open(out, path, cap);
+    if (rc < 0)
+        return rc;
+    out->gzip = calloc(1, sizeof(*out->gzip));
+    out->zdata = malloc(GZIP_CHUNK);
+    if (!out->gzip || !out->zdata ||
+        deflateInit2(out->gzip, GZIP_LEVEL, Z_DEFLATED, GZIP_WINDOW, 8, Z_DEFAULT_STRATEGY) !=
+            Z_OK) {
+        free(out->gzip);
+        out->gzip = NULL; /* nothing to end in outbuf_close */
+        out->error = ENOMEM;
+        outbuf_close(out);
+        unlink(path);
+        return -ENOMEM;
+    }
+    return 0;
+}
+
+static void write_all(struct outbuf *out, const char *data, size_t len)
 {
     size_t off = 0;
-    while (off < out->len && !out->error) {
-        ssize_t n = write(out->fd, out->data + off, out->len - off);
+    while (off < len && !out->error) {
+        ssize_t n = write(out->fd, data + off, len - off);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0) {
@@ -39,6 +66,31 @@ int outbuf_flush(struct outbuf *out)
         off += (size_t)n;
         out->written += (uint64_t)n;
     }
+}
+
+/* Feeds the buffer to deflate and writes what comes out; Z_FINISH also ends the stream. */
+static void deflate_out(struct outbuf *out, int flush)
+{
+    z_stream *z = out->gzip;
+    z->next_in = (Bytef *)out->data;
+    z->avail_in = (uInt)out->len;
+    do {
+        z->next_out = (Bytef *)out->zdata;
+        z->avail_out = GZIP_CHUNK;
+        if (deflate(z, flush) == Z_STREAM_ERROR) {
+            out->error = EIO;
+            return;
+        }
+        write_all(out, out->zdata, GZIP_CHUNK - z->avail_out);
+    } while (z->avail_out == 0 && !out->error);
+}
+
+int outbuf_flush(struct outbuf *out)
+{
+    if (out->gzip && !out->error)
+        deflate_out(out, Z_NO_FLUSH);
+    else
+        write_all(out, out->data, out->len);
     out->len = 0;
     return out->error ? -out->error : 0;
 }
@@ -120,6 +172,16 @@ void outbuf_put_usec(struct outbuf *out, int64_t ns)
 
 int outbuf_close(struct outbuf *out)
 {
+    if (out->gzip) {
+        if (!out->error)
+            deflate_out(out, Z_FINISH);
+        out->len = 0;
+        deflateEnd(out->gzip);
+        free(out->gzip);
+        out->gzip = NULL;
+    }
+    free(out->zdata);
+    out->zdata = NULL;
     outbuf_flush(out);
     if (!out->error && fsync(out->fd) < 0 && errno != EINVAL)
         out->error = errno;

@@ -6,9 +6,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct z_stream_s;
+
 struct outbuf {
     int fd;
-    int error; /* first errno, 0 while all is well */
+    struct z_stream_s *gzip; /* NULL for a plain file */
+    char *zdata;             /* compressed bytes on their way to fd */
+    int error;               /* first errno, 0 while all is well */
     size_t len;
     size_t cap;
     char *data;
@@ -16,6 +20,9 @@ struct outbuf {
 };
 
 int outbuf_open(struct outbuf *out, const char *path, size_t cap);
+/* The same, but what is written is stored gzip-compressed (a .gz file that gunzip and Perfetto
+ * read). `written` then counts compressed bytes. */
+int outbuf_open_gzip(struct outbuf *out, const char *path, size_t cap);
 void outbuf_write(struct outbuf *out, const void *data, size_t len);
 void outbuf_puts(struct outbuf *out, const char *s);
 void outbuf_printf(struct outbuf *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -1,0 +1,260 @@
+#include "view/target.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "output/run_dir.h"
+#include "output/trace_json.h"
+#include "record/format.h"
+#include "util/log.h"
+#include "view/trace_check.h"
+
+#define WHY_MAX 256
+
+/* What a directory holds: its trace file (the newer form if both exist), or only a record. */
+enum run_kind { NOT_A_RUN, RUN_RECORD_ONLY, RUN_WITH_TRACE };
+
+struct run_info {
+    enum run_kind kind;
+    char trace[PATH_MAX];
+    struct stat st; /* of the trace, or of the record */
+};
+
+static bool newer(const struct stat *a, const struct stat *b)
+{
+    if (a->st_mtim.tv_sec != b->st_mtim.tv_sec)
+        return a->st_mtim.tv_sec > b->st_mtim.tv_sec;
+    return a->st_mtim.tv_nsec > b->st_mtim.tv_nsec;
+}
+
+static bool stat_file(const char *dir, const char *name, char *path, struct stat *st)
+{
+    return run_path(path, PATH_MAX, dir, name) == 0 && stat(path, st) == 0 && S_ISREG(st->st_mode);
+}
+
+static void inspect_run(const char *dir, struct run_info *r)
+{
+    static const char *const traces[] = {TRACE_JSON_NAME, TRACE_JSON_GZ_NAME};
+    char path[PATH_MAX];
+    struct stat st;
+    r->kind = NOT_A_RUN;
+    for (size_t i = 0; i < sizeof(traces) / sizeof(traces[0]); i++) {
+        if (stat_file(dir, traces[i], path, &st) &&
+            (r->kind != RUN_WITH_TRACE || newer(&st, &r->st))) {
+            r->kind = RUN_WITH_TRACE;
+            r->st = st;
+            memcpy(r->trace, path, sizeof(path));
+        }
+    }
+    if (r->kind == NOT_A_RUN && stat_file(dir, REC_FILE_NAME, path, &st)) {
+        r->kind = RUN_RECORD_ONLY;
+        r->st = st;
+    }
+}
+
+/* URL paths are compared byte for byte with a table, never mapped to files; names outside this
+ * set get a made-up one so that no escaping is needed in URLs and deep links. */
+static bool url_safe(const char *s)
+{
+    if (!*s || !strcmp(s, ".") || !strcmp(s, ".."))
+        return false;
+    for (; *s; s++)
+        if (!(('a' <= *s && *s <= 'z') || ('A' <= *s && *s <= 'Z') || ('0' <= *s && *s <= '9') ||
+              *s == '.' || *s == '_' || *s == '-'))
+            return false;
+    return true;
+}
+
+static const char *base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+static struct view_entry *add_entry(struct view_target *t)
+{
+    struct view_entry *e = reallocarray(t->entries, t->n + 1, sizeof(*e));
+    if (!e)
+        return NULL;
+    t->entries = e;
+    e += t->n++;
+    memset(e, 0, sizeof(*e));
+    return e;
+}
+
+static int single_file(struct view_target *t, const char *path)
+{
+    char why[WHY_MAX];
+    bool gzip;
+    if (trace_check(path, &gzip, why, sizeof(why)) < 0) {
+        err_msg("view: %s: %s", path, why);
+        return -1;
+    }
+    struct stat st;
+    struct view_entry *e = add_entry(t);
+    const char *name = base_name(path);
+    if (!e || stat(path, &st) < 0 || !(e->name = strdup(name)) || !(e->path = strdup(path)) ||
+        asprintf(&e->url_path, "/%s",
+                 url_safe(name) ? name
+                 : gzip         ? TRACE_JSON_GZ_NAME
+                                : TRACE_JSON_NAME) < 0) {
+        if (e)
+            e->url_path = NULL;
+        err_msg("view: %s: %s", path, strerror(errno));
+        return -1;
+    }
+    e->gzip = gzip;
+    e->mtime = st.st_mtim;
+    e->size = st.st_size;
+    return 0;
+}
+
+/* A run killed before it wrote its trace still has its record: make the trace from it. */
+static int export_first(const char *run, struct run_info *r)
+{
+    fprintf(stderr, "calltrace: %s has no trace yet; making it from %s\n", run, REC_FILE_NAME);
+    struct trace_json_stats stats;
+    if (trace_json_export(run, false, &stats) < 0)
+        return -1;
+    if (stats.record_damaged)
+        err_msg("%s: the record ends %s; the trace holds everything before that", run,
+                stats.record_damaged == 1 ? "in the middle of an event" : "with damaged data");
+    inspect_run(run, r);
+    return r->kind == RUN_WITH_TRACE ? 0 : -1;
+}
+
+static int single_run(struct view_target *t, const char *run, struct run_info *r)
+{
+    if (r->kind == RUN_RECORD_ONLY && export_first(run, r) < 0)
+        return -1;
+    return single_file(t, r->trace);
+}
+
+static int index_entry(struct view_target *t, const char *dir, const char *name)
+{
+    char run[PATH_MAX];
+    struct run_info r;
+    if (run_path(run, sizeof(run), dir, name) < 0)
+        return 0;
+    inspect_run(run, &r);
+    if (r.kind == NOT_A_RUN)
+        return 0;
+    struct view_entry *e = add_entry(t);
+    if (!e || !(e->name = strdup(name)))
+        return -1;
+    e->mtime = r.st.st_mtim;
+    e->size = r.st.st_size;
+    if (r.kind == RUN_RECORD_ONLY)
+        return asprintf(&e->problem, "no trace yet: run calltrace export on it") < 0 ? -1 : 0;
+    char why[WHY_MAX];
+    if (trace_check_quick(r.trace, &e->gzip, why, sizeof(why)) < 0)
+        return (e->problem = strdup(why)) ? 0 : -1;
+    if (!(e->path = strdup(r.trace)))
+        return -1;
+    int n = url_safe(name) ? asprintf(&e->url_path, "/%s/%s", name, base_name(r.trace))
+                           : asprintf(&e->url_path, "/run~%zu/%s", t->n, base_name(r.trace));
+    if (n < 0)
+        e->url_path = NULL;
+    return n < 0 ? -1 : 0;
+}
+
+static int by_newest(const void *a, const void *b)
+{
+    const struct view_entry *x = a, *y = b;
+    if (x->mtime.tv_sec != y->mtime.tv_sec)
+        return x->mtime.tv_sec < y->mtime.tv_sec ? 1 : -1;
+    return x->mtime.tv_nsec < y->mtime.tv_nsec ? 1 : x->mtime.tv_nsec > y->mtime.tv_nsec ? -1 : 0;
+}
+
+static int index_dir(struct view_target *t, const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        err_msg("view: %s: %s", dir, strerror(errno));
+        return -1;
+    }
+    t->index = true;
+    int rc = (t->dir = strdup(dir)) ? 0 : -1;
+    for (struct dirent *de; rc == 0 && (de = readdir(d));)
+        if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+            rc = index_entry(t, dir, de->d_name);
+    closedir(d);
+    if (rc < 0) {
+        err_msg("view: %s: %s", dir, strerror(ENOMEM));
+        return -1;
+    }
+    if (!t->n) {
+        err_hint("a run directory holds " REC_FILE_NAME " or " TRACE_JSON_NAME,
+                 "view: %s: no run directories in it", dir);
+        return -1;
+    }
+    qsort(t->entries, t->n, sizeof(*t->entries), by_newest);
+    return 0;
+}
+
+static int newest_run(struct view_target *t)
+{
+    DIR *d = opendir(".");
+    if (!d) {
+        err_msg("view: the current directory: %s", strerror(errno));
+        return -1;
+    }
+    char best[PATH_MAX] = "";
+    struct run_info bi = {.kind = NOT_A_RUN};
+    for (struct dirent *de; (de = readdir(d));) {
+        struct run_info r;
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+            continue;
+        inspect_run(de->d_name, &r);
+        if (r.kind != NOT_A_RUN && (bi.kind == NOT_A_RUN || newer(&r.st, &bi.st)) &&
+            snprintf(best, sizeof(best), "%s", de->d_name) < (int)sizeof(best))
+            bi = r;
+    }
+    closedir(d);
+    if (bi.kind == NOT_A_RUN) {
+        err_hint("give RUN, FILE or DIR, or record one with calltrace --open PROGRAM",
+                 "view: no run directory in the current directory");
+        return -1;
+    }
+    fprintf(stderr, "calltrace: the newest run here is %s\n", best);
+    return single_run(t, best, &bi);
+}
+
+int view_target_resolve(struct view_target *t, const char *arg)
+{
+    memset(t, 0, sizeof(*t));
+    if (!arg)
+        return newest_run(t);
+    struct stat st;
+    if (stat(arg, &st) < 0) {
+        err_msg("view: %s: %s", arg, strerror(errno));
+        return -1;
+    }
+    if (S_ISREG(st.st_mode))
+        return single_file(t, arg);
+    if (!S_ISDIR(st.st_mode)) {
+        err_msg("view: %s: not a trace file or a directory", arg);
+        return -1;
+    }
+    struct run_info r;
+    inspect_run(arg, &r);
+    return r.kind == NOT_A_RUN ? index_dir(t, arg) : single_run(t, arg, &r);
+}
+
+void view_target_free(struct view_target *t)
+{
+    for (size_t i = 0; i < t->n; i++) {
+        free(t->entries[i].name);
+        free(t->entries[i].path);
+        free(t->entries[i].url_path);
+        free(t->entries[i].problem);
+    }
+    free(t->entries);
+    free(t->dir);
+    memset(t, 0, sizeof(*t));
+}

@@ -1,0 +1,31 @@
+/* What `calltrace view` serves: one trace, or an index of the runs in a directory. */
+#ifndef CALLTRACE_VIEW_TARGET_H
+#define CALLTRACE_VIEW_TARGET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <time.h>
+
+struct view_entry {
+    char *name;     /* the run directory's name (index) or the file's (single) */
+    char *path;     /* the file served */
+    char *url_path; /* the only URL path that serves it, e.g. "/trace.json" */
+    char *problem;  /* index only: why this run cannot be viewed, or NULL */
+    bool gzip;      /* served as application/gzip, as it is */
+    struct timespec mtime;
+    long long size;
+};
+
+struct view_target {
+    bool index; /* a directory of runs: "/" lists them */
+    char *dir;  /* index: the directory listed */
+    struct view_entry *entries;
+    size_t n;
+};
+
+/* Resolves a RUN, FILE or DIR argument (NULL: the newest run in the current directory) and
+ * checks every trace it will serve. Returns 0, or -1 after printing one error line. */
+int view_target_resolve(struct view_target *t, const char *arg);
+void view_target_free(struct view_target *t);
+
+#endif

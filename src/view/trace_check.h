@@ -1,0 +1,18 @@
+/* Is a file a whole Chrome JSON trace? Checked before it is served, so that a wrong or
+ * truncated file is an error on the terminal instead of a blank Perfetto tab. */
+#ifndef CALLTRACE_VIEW_TRACE_CHECK_H
+#define CALLTRACE_VIEW_TRACE_CHECK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Streams the whole file (gzip or plain) through a JSON structure scanner: it must be one
+ * object with a top-level "traceEvents" key, or one array, with balanced brackets and strings,
+ * and nothing after it. Returns 0, or -1 with the reason in why. *gzip says which it was. */
+int trace_check(const char *path, bool *gzip, char *why, size_t whylen);
+
+/* The same verdict from the first and last bytes only, for listing many runs at once: catches
+ * files that are not JSON traces and most truncated ones, without reading gigabytes. */
+int trace_check_quick(const char *path, bool *gzip, char *why, size_t whylen);
+
+#endif

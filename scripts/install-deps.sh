@@ -18,10 +18,12 @@
 set -euo pipefail
 
 # Build: compiler and make, pkg-config, elfutils (libelf, libdw), capstone,
-# cJSON, libbsd. Test: python3 (the test checker uses only its standard library).
+# cJSON, libbsd. Test: python3 (the test checker uses only its standard library),
+# clang and its runtime libraries (libFuzzer, ASan, UBSan) for the fuzz targets
+# that make check runs briefly, valgrind for make check VALGRIND=1, and file.
 BUILD_PKGS=(build-essential pkg-config libelf-dev libdw-dev libcapstone-dev libcjson-dev
     libbsd-dev)
-TEST_PKGS=(python3)
+TEST_PKGS=(python3 clang libclang-rt-14-dev valgrind file)
 BENCH_PKGS=(ltrace uftrace)
 
 usage()

@@ -16,9 +16,11 @@ hard=$(ulimit -Hn)
     plain_run "$BIN" openmax
     ct_run "$BIN" openmax
     expect_trace
-    same_stdout
+    # Under valgrind (make check VALGRIND=1) the program inherits valgrind's real limit, not
+    # the one valgrind shows calltrace: only the trace is compared then.
+    [ -n "${CALLTRACE_REAL:-}" ] || same_stdout
     chk check-counts -f "$CT_OUT"
-    note "the program opened $(sed -n 's/^opened //p' "$CT_OUT") files traced and untraced"
+    note "the program opened $(sed -n 's/^opened //p' "$CT_OUT") files traced, $(sed -n 's/^opened //p' "$PL_OUT") untraced"
     ct_run "$BIN" forks 40 3
     expect_rc 0
     expect_trace

@@ -192,8 +192,7 @@ static void print_summary(const char *run, const struct trace_json_stats *stats,
             stats->processes == 1 ? "" : "es");
     if (s->untraced_processes)
         fprintf(stderr, "calltrace: the calls of %llu process%s could not be recorded\n",
-                (unsigned long long)s->untraced_processes,
-                s->untraced_processes == 1 ? "" : "es");
+                (unsigned long long)s->untraced_processes, s->untraced_processes == 1 ? "" : "es");
     if (s->skipped_functions)
         fprintf(stderr, "calltrace: %llu functions could not be traced safely (-v says which)\n",
                 (unsigned long long)s->skipped_functions);

@@ -65,8 +65,8 @@ static void note_untraced(struct session *s, pid_t pid, int err)
 {
     if (s->untraced_processes++ == 0)
         err_hint(err == EMFILE || err == ENFILE ? "raise the limit of open files, ulimit -n" : NULL,
-                 "process %d: cannot open /proc/%d/mem: %s; its calls are not recorded",
-                 (int)pid, (int)pid, strerror(err));
+                 "process %d: cannot open /proc/%d/mem: %s; its calls are not recorded", (int)pid,
+                 (int)pid, strerror(err));
     else
         dbg(DBG_ENGINE, 1, "process %d: cannot open /proc/%d/mem: %s", (int)pid, (int)pid,
             strerror(err));

@@ -21,6 +21,10 @@ hard=$(ulimit -Hn)
     [ -n "${CALLTRACE_REAL:-}" ] || same_stdout
     chk check-counts -f "$CT_OUT"
     note "the program opened $(sed -n 's/^opened //p' "$CT_OUT") files traced, $(sed -n 's/^opened //p' "$PL_OUT") untraced"
+    if [ -n "${CALLTRACE_REAL:-}" ]; then
+        note "40 live children: skipped under valgrind, which keeps the limit it started with"
+        exit 0
+    fi
     ct_run "$BIN" forks 40 3
     expect_rc 0
     expect_trace
@@ -34,6 +38,10 @@ hard=$(ulimit -Hn)
     note "40 live children under a soft limit of 16: $(query summary | sed -n 's/^calls //p') calls, all recorded"
 ) || exit 1
 
+if [ -n "${CALLTRACE_REAL:-}" ]; then
+    note "skipped under valgrind: it needs more than 12 descriptors to start"
+    exit 0
+fi
 CTX="[hard limit 12]"
 (
     ulimit -n 12 || exit 1

@@ -16,6 +16,14 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 
 static char dir[256], record[300], json[300];
 
+/* libFuzzer ends by exit() after -max_total_time or -runs: the scratch files go with it. */
+static void remove_scratch(void)
+{
+    unlink(record);
+    unlink(json);
+    rmdir(dir);
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc, (void)argv;
@@ -27,6 +35,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
         abort();
     snprintf(record, sizeof(record), "%s/events.ctr", dir);
     snprintf(json, sizeof(json), "%s/trace.json", dir);
+    atexit(remove_scratch);
     return 0;
 }
 

@@ -14,9 +14,30 @@ CFLAGS ?= $(OPT) -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -Isrc $(PKG_CFLAGS)
 LDLIBS += $(PKG_LIBS) -lstdc++
 
+# `make SANITIZE=1` (and `make check SANITIZE=1`) builds with AddressSanitizer and
+# UndefinedBehaviorSanitizer into a build directory of its own, build/sanitize/calltrace, so
+# sanitized and normal objects never mix. Any sanitizer report fails the test that caused it
+# (tests/run.sh collects them). `make check VALGRIND=1` runs the suite's calltrace under
+# valgrind memcheck instead (tests/lib/valgrind-calltrace).
 ifeq ($(SANITIZE),1)
-CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer
+CFLAGS += -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 LDFLAGS += -fsanitize=address,undefined
+BUILD := build/sanitize
+TEST_BUILD := tests/build/sanitize
+CALLTRACE_BIN := $(BUILD)/calltrace
+else
+BUILD := build/normal
+TEST_BUILD := tests/build
+CALLTRACE_BIN := calltrace
+endif
+ifeq ($(VALGRIND),1)
+ifeq ($(SANITIZE),1)
+$(error VALGRIND=1 and SANITIZE=1 do not mix: valgrind cannot run sanitized binaries)
+endif
+CHECK_CALLTRACE := CALLTRACE=$(CURDIR)/tests/lib/valgrind-calltrace \
+	CALLTRACE_REAL=$(CURDIR)/$(CALLTRACE_BIN) TEST_TIMEOUT=600 CT_TIMEOUT=500
+else
+CHECK_CALLTRACE := CALLTRACE=$(CURDIR)/$(CALLTRACE_BIN)
 endif
 
 # `make V=1` shows the full commands.
@@ -28,17 +49,27 @@ Q := @
 quiet = @printf '  %-7s %s\n'
 endif
 
-BUILD := build
 SRCS := $(wildcard src/*.c src/*/*.c src/*/*/*.c)
 OBJS := $(SRCS:%.c=$(BUILD)/%.o)
 LIB_OBJS := $(filter-out $(BUILD)/src/main.o,$(OBJS))
 
 UNIT_SRCS := $(wildcard tests/unit/*.c)
-UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=tests/build/unit/%)
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(TEST_BUILD)/unit/%)
 
-all: calltrace examples/demo
+# Fuzz targets (tests/fuzz/fuzz_NAME.c): libFuzzer, so clang, with ASan and UBSan, over the
+# library objects compiled again by clang into build/fuzz.
+FUZZ_CC ?= clang
+FUZZ_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_CFLAGS := -O1 -g -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -Isrc $(PKG_CFLAGS) \
+	$(FUZZ_FLAGS)
+FUZZ_OBJS := $(LIB_OBJS:$(BUILD)/%=build/fuzz/%)
+FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=tests/build/fuzz/%)
+FUZZ_SECONDS ?= 600
 
-calltrace: $(OBJS)
+all: $(CALLTRACE_BIN) examples/demo
+
+$(CALLTRACE_BIN): $(OBJS)
 	$(quiet) LINK $@
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
@@ -51,7 +82,7 @@ examples/demo: examples/demo.c
 	$(quiet) CC $<
 	$(Q)$(CC) -O0 -g -o $@ $<
 
-tests/build/unit/%: tests/unit/%.c $(LIB_OBJS)
+$(TEST_BUILD)/unit/%: tests/unit/%.c $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	$(quiet) CC $<
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_OBJS) $(LDLIBS)
@@ -63,8 +94,25 @@ bench/gen-record: bench/gen-record.c $(LIB_OBJS)
 	$(quiet) CC $<
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_OBJS) $(LDLIBS)
 
-check: all unit bench/gen-record
-	CALLTRACE=$(CURDIR)/calltrace bash tests/run.sh $(TESTS)
+build/fuzz/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(quiet) FUZZCC $<
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c -o $@ $<
+
+tests/build/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(FUZZ_OBJS)
+	@mkdir -p $(dir $@)
+	$(quiet) FUZZLD $@
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJS) $(LDLIBS)
+
+fuzz-build: $(FUZZ_BINS)
+.SECONDARY: $(FUZZ_OBJS)
+
+# Long fuzzing runs: FUZZ_SECONDS per target (default 600), FUZZ_TARGETS to pick some.
+fuzz: fuzz-build
+	bash tests/fuzz/run.sh --seconds $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+check: all unit fuzz-build bench/gen-record
+	$(CHECK_CALLTRACE) UNIT_DIR=$(CURDIR)/$(TEST_BUILD)/unit bash tests/run.sh $(TESTS)
 
 bench: calltrace
 	bash bench/bench.sh
@@ -75,10 +123,11 @@ install: calltrace
 	install -m 0644 man/calltrace.1 $(DESTDIR)$(MANDIR)/man1/calltrace.1
 
 format:
-	clang-format -i $(SRCS) $(wildcard src/*.h src/*/*.h src/*/*/*.h) $(UNIT_SRCS)
+	clang-format -i $(SRCS) $(wildcard src/*.h src/*/*.h src/*/*/*.h) $(UNIT_SRCS) \
+		$(FUZZ_SRCS) tests/fuzz/fuzz.h
 
 clean:
-	rm -rf $(BUILD) tests/build calltrace examples/demo bench/gen-record
+	rm -rf build tests/build calltrace examples/demo bench/gen-record
 
-.PHONY: all check unit bench install format clean
--include $(OBJS:.o=.d)
+.PHONY: all check unit bench install format clean fuzz fuzz-build
+-include $(OBJS:.o=.d) $(FUZZ_OBJS:.o=.d)

@@ -21,10 +21,12 @@ set -euo pipefail
 # cJSON, libbsd, libmicrohttpd (`calltrace view` serves the trace to Perfetto),
 # zlib (`--compress`). Test: python3 (the test checker uses only its standard
 # library), graphviz (`calltrace graph -o FILE.svg` is rendered by its dot),
-# chromium (the view tests fetch the trace from a headless browser).
+# chromium (the view tests fetch the trace from a headless browser), clang and
+# its runtime libraries (libFuzzer, ASan, UBSan) for the fuzz targets that make
+# check runs briefly, valgrind for make check VALGRIND=1, and file.
 BUILD_PKGS=(build-essential pkg-config libelf-dev libdw-dev libcapstone-dev libcjson-dev
     libbsd-dev libmicrohttpd-dev zlib1g-dev)
-TEST_PKGS=(python3 graphviz chromium)
+TEST_PKGS=(python3 graphviz chromium clang libclang-rt-14-dev valgrind file)
 BENCH_PKGS=(ltrace uftrace)
 
 usage()

@@ -292,6 +292,9 @@ static void print_summary(const char *run, const struct trace_json_stats *stats,
     fprintf(stderr, ", %llu thread%s, %llu process%s\n", (unsigned long long)stats->threads,
             stats->threads == 1 ? "" : "s", (unsigned long long)stats->processes,
             stats->processes == 1 ? "" : "es");
+    if (s->untraced_processes)
+        fprintf(stderr, "calltrace: the calls of %llu process%s could not be recorded\n",
+                (unsigned long long)s->untraced_processes, s->untraced_processes == 1 ? "" : "es");
     if (s->skipped_functions)
         fprintf(stderr, "calltrace: %llu functions could not be traced safely (-v says which)\n",
                 (unsigned long long)s->skipped_functions);

@@ -1,4 +1,5 @@
 /* Threads and processes coming and going: clone, fork, vfork, and exits. */
+#include <errno.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -61,6 +62,20 @@ static unsigned long clone_flags(struct process *parent, pid_t tid)
     return 0;
 }
 
+/* Without /proc/PID/mem (out of file descriptors) the child still runs correctly: its
+ * inherited breakpoints are stepped over, but its calls cannot be recorded. Said once, counted
+ * in the closing line; the rest go to -v. */
+static void note_untraced(struct session *s, pid_t pid, int err)
+{
+    if (s->untraced_processes++ == 0)
+        err_hint(err == EMFILE || err == ENFILE ? "raise the limit of open files, ulimit -n" : NULL,
+                 "process %d: cannot open /proc/%d/mem: %s; its calls are not recorded", (int)pid,
+                 (int)pid, strerror(err));
+    else
+        dbg(DBG_ENGINE, 1, "process %d: cannot open /proc/%d/mem: %s", (int)pid, (int)pid,
+            strerror(err));
+}
+
 static struct process *new_process(struct session *s, struct thread *parent, pid_t pid,
                                    bool shares_memory)
 {
@@ -69,6 +84,8 @@ static struct process *new_process(struct session *s, struct thread *parent, pid
     if (!p)
         return NULL;
     p->mem_fd = mem_open(pid);
+    if (p->mem_fd < 0)
+        note_untraced(s, pid, errno);
     p->exec_done = pp->exec_done;
     p->as = shares_memory ? addrspace_ref(pp->as) : addrspace_copy(pp->as);
     if (!p->as) {

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -127,6 +128,19 @@ static void child_exec(const char *path, char *const argv[], int go_fd, int err_
     _exit(127);
 }
 
+/* calltrace holds one descriptor per traced process (/proc/PID/mem) besides its own files: it
+ * takes all the open files the hard limit allows. Only after the fork, so that the program
+ * keeps the limit it was given. */
+static void raise_fd_limit(void)
+{
+    struct rlimit lim;
+    if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < lim.rlim_max) {
+        lim.rlim_cur = lim.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &lim) < 0)
+            dbg(DBG_ENGINE, 1, "cannot raise the open files limit: %s", strerror(errno));
+    }
+}
+
 pid_t launch_program(const char *path, char *const argv[])
 {
     int go[2], err[2];
@@ -146,6 +160,7 @@ pid_t launch_program(const char *path, char *const argv[])
     }
     close(go[0]);
     close(err[1]);
+    raise_fd_limit();
     int rc = ptrace(PTRACE_SEIZE, pid, 0, TRACE_OPTIONS);
     int seize_errno = errno;
     if (write(go[1], "g", 1) < 0 && rc == 0)

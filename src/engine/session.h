@@ -81,6 +81,7 @@ struct session {
     uint64_t now; /* ticks of the stop being handled */
     uint64_t spin_ticks; /* how long to poll for the next stop before sleeping, 0: never */
     uint64_t skipped_functions;
+    uint64_t untraced_processes; /* no /proc/PID/mem: followed, but their calls not recorded */
     uint64_t uncatchable_returns;
 };
 

@@ -35,8 +35,9 @@ struct json_writer {
     struct clock_anchor start;
     struct clock_anchor end;
     double ns_per_tick;
-    char **func_names;
-    size_t nfuncs;
+    /* By id: a hash map, not an array, because a damaged record may hold any 32-bit id and
+     * memory must stay in proportion to the record. */
+    struct addr_map func_names;
     struct addr_map threads;
     struct addr_map pid_reuse; /* pid -> ((generation << 1) | ended) + 1 */
     uint64_t last_ticks;
@@ -101,7 +102,8 @@ static void put_metadata(struct json_writer *w, const char *what, uint32_t pid, 
 
 static const char *func_name(const struct json_writer *w, uint32_t id)
 {
-    return id < w->nfuncs && w->func_names[id] ? w->func_names[id] : "??";
+    const char *name = addr_map_get(&w->func_names, id);
+    return name ? name : "??";
 }
 
 static void put_call(struct json_writer *w, const struct thread_calls *t,
@@ -161,7 +163,7 @@ static struct thread_calls *thread_of(struct json_writer *w, uint32_t pid, uint3
 static int push_call(struct thread_calls *t, uint32_t func, uint64_t ticks)
 {
     if (t->depth == t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : 64;
+        size_t cap = t->cap ? t->cap * 2 : 8;
         struct open_call *calls = reallocarray(t->calls, cap, sizeof(*calls));
         if (!calls)
             return -1;
@@ -191,22 +193,16 @@ static void close_thread(struct json_writer *w, struct thread_calls *t, uint64_t
 
 static int remember_func(struct json_writer *w, const struct rec_func *f)
 {
-    if (f->func >= w->nfuncs) {
-        size_t n = w->nfuncs ? w->nfuncs : 256;
-        while (n <= f->func)
-            n *= 2;
-        char **names = reallocarray(w->func_names, n, sizeof(*names));
-        if (!names)
-            return -1;
-        memset(names + w->nfuncs, 0, (n - w->nfuncs) * sizeof(*names));
-        w->func_names = names;
-        w->nfuncs = n;
-    }
     uint32_t len;
     const char *name = rec_name(&f->hdr, &len);
-    free(w->func_names[f->func]);
-    w->func_names[f->func] = strndup(name, len);
-    return w->func_names[f->func] ? 0 : -1;
+    char *copy = strndup(name, len);
+    char *old = addr_map_get(&w->func_names, f->func);
+    if (!copy || addr_map_put(&w->func_names, f->func, copy) < 0) {
+        free(copy);
+        return -1;
+    }
+    free(old);
+    return 0;
 }
 
 static void on_process(struct json_writer *w, const struct rec_process *p)
@@ -293,9 +289,9 @@ static int find_end_anchor(const char *record_path, struct clock_anchor *end)
 
 static void free_writer(struct json_writer *w)
 {
-    for (size_t i = 0; i < w->nfuncs; i++)
-        free(w->func_names[i]);
-    free(w->func_names);
+    ADDR_MAP_FOREACH(&w->func_names, slot)
+    free(slot->value);
+    addr_map_free(&w->func_names);
     ADDR_MAP_FOREACH(&w->threads, slot)
     {
         struct thread_calls *t = slot->value;
@@ -344,8 +340,14 @@ int trace_json_write(const char *record_path, const char *json_path, bool gzip,
         rec_reader_close(&r);
         return -1;
     }
-    addr_map_init(&w.threads, 64);
-    addr_map_init(&w.pid_reuse, 64);
+    if (addr_map_init(&w.threads, 64) < 0 || addr_map_init(&w.func_names, 1024) < 0 ||
+        addr_map_init(&w.pid_reuse, 64) < 0) {
+        err_msg("%s: out of memory", json_path);
+        outbuf_close(&w.out);
+        free_writer(&w);
+        rec_reader_close(&r);
+        return -1;
+    }
     put_header(&w);
     int failed = 0;
     for (const struct rec_hdr *h; !failed && (h = rec_reader_next(&r));)

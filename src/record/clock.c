@@ -81,6 +81,21 @@ int clock_calibrate(struct clock_calibration *cal)
     return 0;
 }
 
+/* Timestamps are kept within +-2^61 ns (73 years): a damaged or hostile record can hold any
+ * ticks and rate, and the difference of two clamped times still fits an int64. */
+#define NS_LIMIT (INT64_C(1) << 61)
+
+static int64_t clamp_ns(double ns)
+{
+    if (ns != ns)
+        return 0; /* NaN: a rate of 0 times infinity */
+    if (ns >= (double)NS_LIMIT)
+        return NS_LIMIT;
+    if (ns <= -(double)NS_LIMIT)
+        return -NS_LIMIT;
+    return (int64_t)ns;
+}
+
 int64_t clock_ticks_to_ns(const struct clock_anchor *a, const struct clock_anchor *b,
                           double ns_per_tick, uint64_t ticks)
 {
@@ -88,5 +103,7 @@ int64_t clock_ticks_to_ns(const struct clock_anchor *a, const struct clock_ancho
     if (b && b->ticks > a->ticks && b->mono_ns > a->mono_ns)
         rate = (double)(b->mono_ns - a->mono_ns) / (double)(b->ticks - a->ticks);
     int64_t dticks = (int64_t)(ticks - a->ticks);
-    return (int64_t)a->mono_ns + (int64_t)((double)dticks * rate);
+    int64_t start = a->mono_ns > (uint64_t)NS_LIMIT ? NS_LIMIT : (int64_t)a->mono_ns;
+    int64_t ns = start + clamp_ns((double)dticks * rate); /* both within 2^61: no overflow */
+    return ns > NS_LIMIT ? NS_LIMIT : ns < -NS_LIMIT ? -NS_LIMIT : ns;
 }

@@ -45,14 +45,24 @@ int recorder_open(struct recorder *rec, const char *path, const struct clock_cal
     return outbuf_flush(&rec->out);
 }
 
-static size_t clamp_name(size_t len)
+/* A name longer than REC_MAX_NAME is cut and ends in "...", so a cut name never passes for a
+ * whole one. Returns the bytes to write: name itself, or buf with the cut copy. */
+static const char *clamp_name(const char *name, size_t *len, char buf[REC_MAX_NAME])
 {
-    return len > REC_MAX_NAME ? REC_MAX_NAME : len;
+    *len = strlen(name);
+    if (*len <= REC_MAX_NAME)
+        return name;
+    memcpy(buf, name, REC_MAX_NAME - 3);
+    memcpy(buf + REC_MAX_NAME - 3, "...", 3);
+    *len = REC_MAX_NAME;
+    return buf;
 }
 
 void rec_image(struct recorder *rec, uint32_t id, pid_t pid, uint64_t bias, const char *path)
 {
-    size_t len = clamp_name(strlen(path));
+    char buf[REC_MAX_NAME];
+    size_t len;
+    path = clamp_name(path, &len, buf);
     size_t size = sizeof(struct rec_image) + ((len + 7) & ~(size_t)7);
     struct rec_image r = {hdr(REC_IMAGE, size, pid, 0), id, (uint32_t)len, bias};
     put_named(rec, &r, sizeof(r), path, len);
@@ -61,7 +71,9 @@ void rec_image(struct recorder *rec, uint32_t id, pid_t pid, uint64_t bias, cons
 void rec_func(struct recorder *rec, uint32_t id, uint32_t image, uint64_t addr, uint64_t size,
               const char *name)
 {
-    size_t len = clamp_name(strlen(name));
+    char buf[REC_MAX_NAME];
+    size_t len;
+    name = clamp_name(name, &len, buf);
     size_t rsize = sizeof(struct rec_func) + ((len + 7) & ~(size_t)7);
     struct rec_func r = {hdr(REC_FUNC, rsize, 0, 0), id,   image, addr,
                          size > UINT32_MAX ? UINT32_MAX : (uint32_t)size, (uint32_t)len};
@@ -71,7 +83,9 @@ void rec_func(struct recorder *rec, uint32_t id, uint32_t image, uint64_t addr, 
 void rec_process(struct recorder *rec, pid_t pid, pid_t ppid, uint64_t ticks, const char *name,
                  bool is_exec)
 {
-    size_t len = clamp_name(strlen(name));
+    char buf[REC_MAX_NAME];
+    size_t len;
+    name = clamp_name(name, &len, buf);
     size_t size = sizeof(struct rec_process) + ((len + 7) & ~(size_t)7);
     struct rec_process r = {hdr(REC_PROCESS, size, pid, is_exec ? PROCESS_EXEC : 0),
                             (uint32_t)ppid, (uint32_t)len, ticks};

@@ -54,6 +54,31 @@ static bool is_runtime_function(const char *name)
     return false;
 }
 
+/* Checks that elf is a 64-bit x86 executable or PIE; fills why when not. */
+static int check_header(Elf *elf, char *why, size_t whylen)
+{
+    if (!elf || elf_kind(elf) != ELF_K_ELF) {
+        snprintf(why, whylen, "not an ELF executable");
+        return -1;
+    }
+    GElf_Ehdr ehdr;
+    if (!gelf_getehdr(elf, &ehdr)) {
+        snprintf(why, whylen, "truncated or corrupt ELF header");
+        return -1;
+    }
+    if (gelf_getclass(elf) != ELFCLASS64 || ehdr.e_machine != EM_X86_64) {
+        snprintf(why, whylen,
+                 "not an x86_64 ELF (%s, machine %u): calltrace traces 64-bit x86 programs only",
+                 gelf_getclass(elf) == ELFCLASS32 ? "32-bit" : "64-bit", ehdr.e_machine);
+        return -1;
+    }
+    if (ehdr.e_type != ET_EXEC && ehdr.e_type != ET_DYN) {
+        snprintf(why, whylen, "not an executable (ELF type %u)", ehdr.e_type);
+        return -1;
+    }
+    return 0;
+}
+
 static int open_elf(const char *path, int *fd, Elf **elf, char *why, size_t whylen)
 {
     *fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -63,26 +88,8 @@ static int open_elf(const char *path, int *fd, Elf **elf, char *why, size_t whyl
     }
     elf_version(EV_CURRENT);
     *elf = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
-    if (!*elf || elf_kind(*elf) != ELF_K_ELF) {
-        snprintf(why, whylen, "not an ELF executable");
-        goto fail;
-    }
-    GElf_Ehdr ehdr;
-    if (!gelf_getehdr(*elf, &ehdr)) {
-        snprintf(why, whylen, "truncated or corrupt ELF header");
-        goto fail;
-    }
-    if (gelf_getclass(*elf) != ELFCLASS64 || ehdr.e_machine != EM_X86_64) {
-        snprintf(why, whylen, "not an x86_64 ELF (%s, machine %u): calltrace traces 64-bit x86 programs only",
-                 gelf_getclass(*elf) == ELFCLASS32 ? "32-bit" : "64-bit", ehdr.e_machine);
-        goto fail;
-    }
-    if (ehdr.e_type != ET_EXEC && ehdr.e_type != ET_DYN) {
-        snprintf(why, whylen, "not an executable (ELF type %u)", ehdr.e_type);
-        goto fail;
-    }
-    return 0;
-fail:
+    if (check_header(*elf, why, whylen) == 0)
+        return 0;
     if (*elf)
         elf_end(*elf);
     *elf = NULL;
@@ -245,6 +252,32 @@ static int read_functions(struct elf_image *image, Elf *elf, char *why, size_t w
     return 0;
 }
 
+/* Everything after the header check, shared by the file and memory loaders. */
+static int load_checked(struct elf_image *image, Elf *elf, const char *path)
+{
+    char why[256];
+    GElf_Ehdr ehdr;
+    gelf_getehdr(elf, &ehdr);
+    image->path = strdup(path);
+    image->pie = ehdr.e_type == ET_DYN;
+    image->entry = ehdr.e_entry;
+    int rc = image->path ? 0 : -1;
+    if (!image->path)
+        snprintf(why, sizeof(why), "out of memory");
+    if (rc == 0)
+        rc = read_segments(image, elf, why, sizeof(why));
+    if (rc == 0)
+        rc = read_functions(image, elf, why, sizeof(why));
+    if (rc < 0) {
+        err_msg("%s: %s", path, why);
+        elf_image_free(image);
+        return -1;
+    }
+    dbg(DBG_SYMBOLS, 2, "%s: %zu functions, %s, %s", path, image->nfuncs,
+        image->pie ? "PIE" : "non-PIE", image->is_static ? "static" : "dynamic");
+    return 0;
+}
+
 int elf_image_load(struct elf_image *image, const char *path)
 {
     char why[256];
@@ -255,24 +288,27 @@ int elf_image_load(struct elf_image *image, const char *path)
         err_msg("%s: %s", path, why);
         return -1;
     }
-    GElf_Ehdr ehdr;
-    gelf_getehdr(elf, &ehdr);
-    image->path = strdup(path);
-    image->pie = ehdr.e_type == ET_DYN;
-    image->entry = ehdr.e_entry;
-    int rc = read_segments(image, elf, why, sizeof(why));
-    if (rc == 0)
-        rc = read_functions(image, elf, why, sizeof(why));
+    int rc = load_checked(image, elf, path);
     elf_end(elf);
     close(fd);
-    if (rc < 0) {
-        err_msg("%s: %s", path, why);
-        elf_image_free(image);
+    return rc;
+}
+
+int elf_image_load_memory(struct elf_image *image, const char *name, void *data, size_t size)
+{
+    char why[256];
+    memset(image, 0, sizeof(*image));
+    elf_version(EV_CURRENT);
+    Elf *elf = elf_memory(data, size);
+    if (check_header(elf, why, sizeof(why)) < 0) {
+        if (elf)
+            elf_end(elf);
+        err_msg("%s: %s", name, why);
         return -1;
     }
-    dbg(DBG_SYMBOLS, 2, "%s: %zu functions, %s, %s", path, image->nfuncs,
-        image->pie ? "PIE" : "non-PIE", image->is_static ? "static" : "dynamic");
-    return 0;
+    int rc = load_checked(image, elf, name);
+    elf_end(elf);
+    return rc;
 }
 
 void elf_image_free(struct elf_image *image)

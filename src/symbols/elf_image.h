@@ -31,6 +31,9 @@ struct elf_image {
 
 /* Loads path; on failure prints one "calltrace: PATH: WHY" line and returns -1. */
 int elf_image_load(struct elf_image *image, const char *path);
+/* The same from an image in memory (size bytes at data, which libelf may convert in place
+ * and which must outlive the call); name is for messages. */
+int elf_image_load_memory(struct elf_image *image, const char *name, void *data, size_t size);
 void elf_image_free(struct elf_image *image);
 /* Checks only that path is an ELF executable for this machine; fills why on failure. */
 int elf_check_executable(const char *path, char *why, size_t whylen);

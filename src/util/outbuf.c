@@ -160,13 +160,13 @@ void outbuf_put_u64(struct outbuf *out, uint64_t v)
 
 void outbuf_put_usec(struct outbuf *out, int64_t ns)
 {
-    if (ns < 0) {
+    /* The magnitude in unsigned arithmetic: -INT64_MIN does not fit an int64. */
+    uint64_t mag = ns < 0 ? 0 - (uint64_t)ns : (uint64_t)ns;
+    if (ns < 0)
         outbuf_write(out, "-", 1);
-        ns = -ns;
-    }
-    outbuf_put_u64(out, (uint64_t)ns / 1000);
-    char frac[4] = {'.', (char)('0' + ns / 100 % 10), (char)('0' + ns / 10 % 10),
-                    (char)('0' + ns % 10)};
+    outbuf_put_u64(out, mag / 1000);
+    char frac[4] = {'.', (char)('0' + mag / 100 % 10), (char)('0' + mag / 10 % 10),
+                    (char)('0' + mag % 10)};
     outbuf_write(out, frac, sizeof(frac));
 }
 

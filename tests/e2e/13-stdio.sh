@@ -33,7 +33,8 @@ for opt in O0 O2; do
     CT_RC=${PIPESTATUS[1]}
     expect_rc 0
     expect_trace
-    cmp -s "$pl_out" "$CT_OUT" || fail "stdout through pipes differs from the untraced run: $(diff "$pl_out" "$CT_OUT" | head -10)"
+    CTX="[stdio pipe -$opt]" PL_OUT=$pl_out
+    same_stdout
     chk check-counts -f "$CT_OUT"
     cd "$T" || fail "cd"
 done

@@ -173,6 +173,10 @@ static int adjust_rsp_disp(uint8_t *bytes, size_t modrm_at, const char **why)
     if (mod == 2) {
         int32_t d;
         memcpy(&d, bytes + at, 4);
+        if (d > INT32_MAX - 8) {
+            *why = "rsp-relative indirect call with a large displacement";
+            return -1;
+        }
         d += 8;
         memcpy(bytes + at, &d, 4);
         return 0;

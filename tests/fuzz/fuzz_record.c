@@ -1,0 +1,91 @@
+/* Fuzz target: reading back the binary record (RUN/events.ctr) into trace.json, as
+ * `calltrace export` does with a record left by a killed, full-disk or damaged run. Whatever
+ * the bytes, it must give either one error or a trace.json that is valid JSON of valid UTF-8
+ * with its traceEvents array, and never use memory out of proportion to the input. */
+#include <cJSON.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fuzz.h"
+#include "output/trace_json.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+
+static char dir[256], record[300], json[300];
+
+/* libFuzzer ends by exit() after -max_total_time or -runs: the scratch files go with it. */
+static void remove_scratch(void)
+{
+    unlink(record);
+    unlink(json);
+    rmdir(dir);
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    (void)argc, (void)argv;
+    fuzz_silence_stderr();
+    /* In memory when possible: trace_json_write fsyncs what it writes. */
+    const char *tmp = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : getenv("TMPDIR");
+    snprintf(dir, sizeof(dir), "%s/ct-fuzz-record.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(dir))
+        abort();
+    snprintf(record, sizeof(record), "%s/events.ctr", dir);
+    snprintf(json, sizeof(json), "%s/trace.json", dir);
+    atexit(remove_scratch);
+    return 0;
+}
+
+static void write_file(const char *path, const uint8_t *data, size_t size)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    FUZZ_ASSERT(fd >= 0);
+    FUZZ_ASSERT(write(fd, data, size) == (ssize_t)size);
+    close(fd);
+}
+
+static char *read_file(const char *path, size_t *len)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    FUZZ_ASSERT(fd >= 0);
+    struct stat st;
+    FUZZ_ASSERT(fstat(fd, &st) == 0);
+    char *buf = malloc((size_t)st.st_size + 1);
+    FUZZ_ASSERT(buf);
+    FUZZ_ASSERT(read(fd, buf, (size_t)st.st_size) == st.st_size);
+    buf[st.st_size] = '\0';
+    close(fd);
+    *len = (size_t)st.st_size;
+    return buf;
+}
+
+static void check_trace(void)
+{
+    size_t len;
+    char *text = read_file(json, &len);
+    FUZZ_ASSERT(fuzz_json_text_ok(text, len));
+    cJSON *root = cJSON_ParseWithLength(text, len);
+    FUZZ_ASSERT(root && cJSON_IsObject(root));
+    FUZZ_ASSERT(cJSON_IsArray(cJSON_GetObjectItem(root, "traceEvents")));
+    cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(root, "traceEvents"))
+    {
+        FUZZ_ASSERT(cJSON_IsString(cJSON_GetObjectItem(e, "name")));
+        FUZZ_ASSERT(cJSON_IsString(cJSON_GetObjectItem(e, "ph")));
+    }
+    cJSON_Delete(root);
+    free(text);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    write_file(record, data, size);
+    unlink(json);
+    struct trace_json_stats stats;
+    if (trace_json_write(record, json, &stats) == 0)
+        check_trace();
+    return 0;
+}

@@ -85,7 +85,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     write_file(record, data, size);
     unlink(json);
     struct trace_json_stats stats;
-    if (trace_json_write(record, json, &stats) == 0)
+    if (trace_json_write(record, json, false, &stats) == 0)
         check_trace();
     return 0;
 }

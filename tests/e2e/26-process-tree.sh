@@ -78,3 +78,13 @@ chk check-per-tid work 2 3 4
 chk check-per-tid report 1 1 1
 grep -q '"process_name".*proctree-O2 leaf 3"' "$CT_TRACE" ||
     fail "no process named by its command line 'proctree-O2 leaf 3'"
+
+CTX="[a child execs a program without symbols]"
+plain_run bash -c "/usr/bin/true; $BIN leaf 1"
+ct_run bash -c "/usr/bin/true; $BIN leaf 1"
+expect_trace
+same_rc
+same_stdout
+grep -q '"process_name".*"args":{"name":"/usr/bin/true"}' "$CT_TRACE" ||
+    fail "the child that ran /usr/bin/true (no symbols) has no track"
+chk check-per-tid work 1

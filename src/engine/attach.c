@@ -2,7 +2,6 @@
  * why when the kernel will not allow it. */
 #include <dirent.h>
 #include <errno.h>
-#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,10 +12,7 @@
 
 #include "engine/engine.h"
 #include "probe/addrspace.h"
-#include "probe/breakpoints.h"
 #include "probe/memory.h"
-#include "symbols/elf_image.h"
-#include "symbols/proc_maps.h"
 #include "util/log.h"
 
 /* No PTRACE_O_EXITKILL: the program must outlive calltrace. */
@@ -253,31 +249,6 @@ static struct thread *any_thread(struct session *s, struct process *p)
     return NULL;
 }
 
-static int insert_breakpoints(struct session *s, struct process *p, struct thread *via)
-{
-    char link[64];
-    snprintf(link, sizeof(link), "/proc/%d/exe", (int)p->pid);
-    struct elf_image image;
-    if (elf_image_load(&image, link) < 0)
-        return -1;
-    char exe[PATH_MAX];
-    ssize_t n = readlink(link, exe, sizeof(exe) - 1);
-    if (n > 0) {
-        exe[n] = '\0';
-        free(image.path);
-        image.path = strdup(exe);
-    }
-    uint64_t bias = 0;
-    if (image.pie) {
-        uint64_t entry = auxv_entry(p->pid);
-        bias = entry ? entry - image.entry : 0;
-    }
-    long traced = probe_insert_entries(s, p, via->tid, &image, bias);
-    dbg(DBG_ENGINE, 1, "%s: %ld functions traced in process %d", exe, traced, (int)p->pid);
-    elf_image_free(&image);
-    return traced > 0 ? 0 : -1;
-}
-
 static void resume_all(struct session *s, struct process *p)
 {
     struct thread *list[4096];
@@ -333,7 +304,7 @@ int engine_attach(struct session *s, pid_t pid)
     p->as = addrspace_new();
     p->mem_fd = mem_open(pid);
     struct thread *via = any_thread(s, p);
-    if (!p->as || p->mem_fd < 0 || !via || insert_breakpoints(s, p, via) < 0) {
+    if (!p->as || p->mem_fd < 0 || !via || engine_trace_executable(s, p, via->tid, false) <= 0) {
         err_msg("-p %d: cannot put breakpoints in the process", (int)pid);
         engine_detach(s);
         return -1;

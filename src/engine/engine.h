@@ -23,6 +23,11 @@ int engine_attach(struct session *s, pid_t pid);
  * released cleanly (said on stderr). */
 int engine_detach(struct session *s);
 
+/* Reads the executable p runs (/proc/PID/exe) and puts its breakpoints in, through the stopped
+ * thread via; at_exec: p has just exec'd and via still sits in execve. Returns the number of
+ * functions traced, or -1. */
+long engine_trace_executable(struct session *s, struct process *p, pid_t via, bool at_exec);
+
 /* Pieces of the loop, one concern per file. */
 void engine_resume(struct thread *t, int sig);
 void engine_on_exec(struct session *s, struct thread *t);

@@ -18,16 +18,16 @@
 #include "symbols/proc_maps.h"
 #include "util/log.h"
 
-static void trace_new_image(struct session *s, struct process *p)
+long engine_trace_executable(struct session *s, struct process *p, pid_t via, bool at_exec)
 {
     char link[64], exe[PATH_MAX];
     snprintf(link, sizeof(link), "/proc/%d/exe", (int)p->pid);
     ssize_t n = readlink(link, exe, sizeof(exe) - 1);
     exe[n > 0 ? n : 0] = '\0';
     struct elf_image image;
-    /* Open through /proc so the file exec'd is the file read, even if renamed since. */
+    /* Open through /proc so the file running is the file read, even if renamed since. */
     if (elf_image_load(&image, link) < 0)
-        return;
+        return -1;
     if (n > 0) { /* record the program's path, not the /proc link it was read through */
         char *path = strdup(exe);
         if (path) {
@@ -35,20 +35,21 @@ static void trace_new_image(struct session *s, struct process *p)
             image.path = path;
         }
     }
-    if (remote_leave_syscall(p, p->pid) < 0) {
+    if (at_exec && remote_leave_syscall(p, via) < 0) {
         dbg(DBG_ENGINE, 1, "process %d: cannot stop it at its first instruction: %s",
             (int)p->pid, strerror(errno));
         elf_image_free(&image);
-        return;
+        return -1;
     }
     uint64_t bias = 0;
     if (image.pie) {
         uint64_t entry = auxv_entry(p->pid);
         bias = entry ? entry - image.entry : 0;
     }
-    long traced = probe_insert_entries(s, p, p->pid, &image, bias);
+    long traced = probe_insert_entries(s, p, via, &image, bias);
     dbg(DBG_ENGINE, 1, "%s: %ld functions traced in process %d", exe, traced, (int)p->pid);
     elf_image_free(&image);
+    return traced;
 }
 
 void engine_on_exec(struct session *s, struct thread *t)
@@ -82,6 +83,6 @@ void engine_on_exec(struct session *s, struct thread *t)
     if (!p->exec_done) /* calltrace's own child until now: the program starts here */
         rec_thread(s->rec, p->pid, t->tid, s->now);
     p->exec_done = true;
-    trace_new_image(s, p);
+    engine_trace_executable(s, p, p->pid, true);
     engine_resume(t, 0);
 }

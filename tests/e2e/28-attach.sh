@@ -4,6 +4,8 @@
 # signals, blocks in read() and nanosleep(), and creates threads. The program
 # checks itself: every checksum against inline arithmetic, every signal
 # handled, no EINTR, no short sleep. It must end with exit 0 and its figures.
+# calltrace is stopped by SIGINT, SIGTERM and SIGHUP in turn, each as soon as
+# it has recorded its first calls: wherever the program's threads are then.
 source "$(dirname "$0")/../lib/testlib.sh"
 require_calltrace
 build attachee O2
@@ -27,7 +29,8 @@ for i in $(seq 1 "$CYCLES"); do
     wait_until 10 "calltrace to attach" traced_by "$PROG" "$ct"
     # let it record something: the record grows past its header
     wait_until 10 "calls to be recorded" recording "$T/run$i/events.ctr"
-    kill -INT "$ct"
+    sigs=(INT TERM HUP)
+    kill -"${sigs[i % 3]}" "$ct" # each of the stop signals in turn
     wait "$ct"
     rc=$?
     [ "$rc" = 0 ] || fail "calltrace exited $rc: $(head -c 500 "$T/ct$i.err")"

@@ -111,22 +111,30 @@ _next_files() {
 # ct_run [CALLTRACE_OPTIONS... --] PROG [ARGS...]
 # Runs calltrace with -o into a fresh run directory under $T.  Options for
 # calltrace itself may be given before a "--" (if the arguments contain one).
-ct_run() {
-    local opts=() a has_dd=0
+# _prepare_run [CALLTRACE_OPTIONS... --] PROG [ARGS...]: calltrace's options go to _CT_OPTS,
+# the program and its arguments to _CT_ARGS; picks the run directory and output files.
+_prepare_run() {
+    _CT_OPTS=() _CT_ARGS=()
+    local a has_dd=0
     for a in "$@"; do [ "$a" = -- ] && has_dd=1 && break; done
     if [ $has_dd = 1 ]; then
-        while [ $# -gt 0 ] && [ "$1" != -- ]; do opts+=("$1"); shift; done
+        while [ $# -gt 0 ] && [ "$1" != -- ]; do _CT_OPTS+=("$1"); shift; done
         shift
     fi
+    _CT_ARGS=("$@")
     _next_files
     CT_DIR=$T/run.$_RUN_SEQ
     CT_TRACE=$CT_DIR/trace.json
     CT_OUT=$_OUT CT_ERR=$_ERR
-    timeout -k 5 "$CT_TIMEOUT" "$CALLTRACE" -o "$CT_DIR" "${opts[@]}" -- "$@" \
+}
+
+ct_run() {
+    _prepare_run "$@"
+    timeout -k 5 "$CT_TIMEOUT" "$CALLTRACE" -o "$CT_DIR" "${_CT_OPTS[@]}" -- "${_CT_ARGS[@]}" \
         <"$RUN_STDIN" >"$CT_OUT" 2>"$CT_ERR"
     CT_RC=$?
     if [ $CT_RC = 124 ]; then
-        fail "calltrace did not finish within ${CT_TIMEOUT}s (exit $CT_RC): calltrace ${opts[*]} -- $*"
+        fail "calltrace did not finish within ${CT_TIMEOUT}s (exit $CT_RC): calltrace ${_CT_OPTS[*]} -- ${_CT_ARGS[*]}"
     fi
     return 0
 }
@@ -263,17 +271,9 @@ trap '_kill_bg; _cleanup' EXIT
 # ct_start_bg [CALLTRACE_OPTIONS... --] PROG [ARGS...]: like ct_run, in the background, with
 # calltrace's own pid in BG (no timeout wrapper in between, so signals reach calltrace itself).
 ct_start_bg() {
-    local opts=() a has_dd=0
-    for a in "$@"; do [ "$a" = -- ] && has_dd=1 && break; done
-    if [ $has_dd = 1 ]; then
-        while [ $# -gt 0 ] && [ "$1" != -- ]; do opts+=("$1"); shift; done
-        shift
-    fi
-    _next_files
-    CT_DIR=$T/run.$_RUN_SEQ
-    CT_TRACE=$CT_DIR/trace.json
-    CT_OUT=$_OUT CT_ERR=$_ERR
-    "$CALLTRACE" -o "$CT_DIR" "${opts[@]}" -- "$@" <"$RUN_STDIN" >"$CT_OUT" 2>"$CT_ERR" &
+    _prepare_run "$@"
+    "$CALLTRACE" -o "$CT_DIR" "${_CT_OPTS[@]}" -- "${_CT_ARGS[@]}" <"$RUN_STDIN" >"$CT_OUT" \
+        2>"$CT_ERR" &
     BG=$!
 }
 

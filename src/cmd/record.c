@@ -1,6 +1,7 @@
 /* calltrace [OPTIONS] PROGRAM [ARGS...]: run a program under the tracer and write its run
  * directory. */
 #include <errno.h>
+#include <fnmatch.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
@@ -11,6 +12,7 @@
 #include <sys/wait.h>
 
 #include <bsd/stdlib.h>
+#include <bsd/string.h>
 #include <unistd.h>
 
 #include "cmd/commands.h"
@@ -61,6 +63,10 @@ static void usage(FILE *f)
           "  -t, --duration S   with -p: detach after S seconds\n"
           "  -o, --output DIR   run directory (default ./" RUN_DIR_DEFAULT "; an existing one is\n"
           "                     never overwritten: DIR-1, DIR-2, ... are used instead)\n"
+          "  -F, --filter GLOB  trace only functions whose (demangled) name matches GLOB;\n"
+          "                     repeatable\n"
+          "  -N, --exclude GLOB never trace functions matching GLOB (they get no\n"
+          "                     breakpoint, so they cost nothing); repeatable\n"
           "      --no-follow    trace only PROGRAM's own process: its children run free of\n"
           "                     every breakpoint (threads are always traced)\n"
           "  -q, --quiet        do not print the closing summary line\n"
@@ -85,6 +91,23 @@ static void usage(FILE *f)
           f);
 }
 
+static int add_glob(struct func_filter *f, int opt, const char *glob)
+{
+    const char **list = opt == 'F' ? f->only : f->exclude;
+    size_t *n = opt == 'F' ? &f->nonly : &f->nexclude;
+    if (!*glob) {
+        err_msg("-%c: empty pattern", opt);
+        return -1;
+    }
+    if (*n == FUNC_FILTER_MAX) {
+        err_hint("combine them into fewer patterns", "-%c: more than %d patterns", opt,
+                 FUNC_FILTER_MAX);
+        return -1;
+    }
+    list[(*n)++] = glob;
+    return 0;
+}
+
 static int parse_args(int argc, char **argv, struct record_cli *cli)
 {
     /* One option a line, although VIEW_LONG_OPTIONS is not a brace. */
@@ -94,6 +117,8 @@ static int parse_args(int argc, char **argv, struct record_cli *cli)
         {"pid", required_argument, NULL, 'p'},
         {"duration", required_argument, NULL, 't'},
         {"no-follow", no_argument, NULL, OPT_NO_FOLLOW},
+        {"filter", required_argument, NULL, 'F'},
+        {"exclude", required_argument, NULL, 'N'},
         {"quiet", no_argument, NULL, 'q'},
         {"compress", no_argument, NULL, 'z'},
         {"open", no_argument, NULL, OPT_OPEN},
@@ -107,7 +132,7 @@ static int parse_args(int argc, char **argv, struct record_cli *cli)
     int c;
     opterr = 0;
     const char *errstr;
-    while ((c = getopt_long(argc, argv, "+:o:p:t:qzvhV", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+:o:p:t:F:N:qzvhV", longopts, NULL)) != -1) {
         int view_opt = view_option(&cli->view, c, optarg);
         if (view_opt < 0)
             return -1;
@@ -136,6 +161,11 @@ static int parse_args(int argc, char **argv, struct record_cli *cli)
                          optarg, errstr);
                 return -1;
             }
+            break;
+        case 'F':
+        case 'N':
+            if (add_glob(&cli->opts.filter, c, optarg) < 0)
+                return -1;
             break;
         case 'q':
             cli->quiet = true;
@@ -236,8 +266,32 @@ static int count_traceable(const struct elf_image *image)
     return n;
 }
 
+/* A pattern that matches nothing is most likely a typo: say so, and what there is. */
+static void warn_unmatched(const struct elf_image *image, int opt, const char *const *globs,
+                           size_t n)
+{
+    for (size_t g = 0; g < n; g++) {
+        size_t hits = 0;
+        for (size_t i = 0; i < image->nfuncs; i++)
+            hits += !image->funcs[i].skipped && fnmatch(globs[g], image->funcs[i].name, 0) == 0;
+        if (hits)
+            continue;
+        char some[256] = "";
+        size_t shown = 0;
+        for (size_t i = 0; i < image->nfuncs && shown < 6; i++) {
+            if (image->funcs[i].skipped)
+                continue;
+            strlcat(some, shown++ ? ", " : "", sizeof(some));
+            strlcat(some, image->funcs[i].name, sizeof(some));
+        }
+        err_msg("warning: -%c %s: matches no function of %s (it has %s%s)", opt, globs[g],
+                image->path, some, shown < (size_t)count_traceable(image) ? ", ..." : "");
+    }
+}
+
 /* Validates the program before anything is created: every bad input is one line, no run dir. */
-static int check_program(const char *program, char *path, size_t pathlen)
+static int check_program(const char *program, const struct func_filter *filter, char *path,
+                         size_t pathlen)
 {
     char image_path[PATH_MAX];
     if (launch_resolve(program, path, pathlen, image_path, sizeof(image_path)) < 0)
@@ -246,6 +300,8 @@ static int check_program(const char *program, char *path, size_t pathlen)
     if (elf_image_load(&image, image_path) < 0)
         return -1;
     int n = count_traceable(&image);
+    warn_unmatched(&image, 'F', filter->only, filter->nonly);
+    warn_unmatched(&image, 'N', filter->exclude, filter->nexclude);
     elf_image_free(&image);
     if (n == 0 && strcmp(image_path, path) != 0) {
         err_hint("calltrace traces the interpreter of a script; give it one built with symbols",
@@ -363,7 +419,7 @@ int cmd_record(int argc, char **argv)
         return 2;
     log_set_verbosity(cli.opts.verbose);
     char path[PATH_MAX] = "";
-    if (!cli.attach_pid && check_program(cli.program_argv[0], path, sizeof(path)) < 0)
+    if (!cli.attach_pid && check_program(cli.program_argv[0], &cli.opts.filter, path, sizeof(path)) < 0)
         return 2;
     char run[PATH_MAX], record[PATH_MAX], default_dir[64];
     cli.opts.rank = mpi_rank();

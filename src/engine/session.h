@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include "engine/frames.h"
+#include "symbols/func_filter.h"
 #include "record/clock.h"
 #include "record/writer.h"
 #include "util/addr_map.h"
@@ -58,6 +59,7 @@ struct record_options {
     int verbose;
     bool follow_forks;
     const char *rank; /* MPI rank, shown in process names; NULL outside MPI */
+    struct func_filter filter;
 };
 
 struct session {

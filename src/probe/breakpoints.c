@@ -109,6 +109,10 @@ static long insert_segment(struct session *s, struct process *p, pid_t tid,
         const struct func_symbol *f = &image->funcs[i];
         if (f->addr < seg->vaddr || f->addr >= seg->vaddr + seg->memsz)
             continue;
+        if (!func_filter_selects(&s->opts->filter, f->name)) {
+            dbg(DBG_SYMBOLS, 2, "leaving out %s: -F/-N", f->name);
+            continue;
+        }
         if (f->skipped) {
             dbg(DBG_SYMBOLS, 1, "skipping %s: C runtime code, or the cold part of a function",
                 f->name);

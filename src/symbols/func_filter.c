@@ -1,0 +1,18 @@
+#include "symbols/func_filter.h"
+
+#include <fnmatch.h>
+
+static bool matches_any(const char *const *globs, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (fnmatch(globs[i], name, 0) == 0)
+            return true;
+    return false;
+}
+
+bool func_filter_selects(const struct func_filter *f, const char *name)
+{
+    if (f->nonly && !matches_any(f->only, f->nonly, name))
+        return false;
+    return !matches_any(f->exclude, f->nexclude, name);
+}

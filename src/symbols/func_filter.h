@@ -1,0 +1,20 @@
+/* -F/-N: which functions get a breakpoint. An excluded function costs nothing at run time. */
+#ifndef CALLTRACE_SYMBOLS_FUNC_FILTER_H
+#define CALLTRACE_SYMBOLS_FUNC_FILTER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define FUNC_FILTER_MAX 64
+
+struct func_filter {
+    const char *only[FUNC_FILTER_MAX];    /* -F: when any, only names matching one of them */
+    size_t nonly;
+    const char *exclude[FUNC_FILTER_MAX]; /* -N: never these */
+    size_t nexclude;
+};
+
+/* Globs as fnmatch(3) reads them, against the demangled name. */
+bool func_filter_selects(const struct func_filter *f, const char *name);
+
+#endif

@@ -213,10 +213,8 @@ static int wait_stopped(struct session *s, struct thread *t)
         return -1;
     }
     t->started = true;
-    if ((status >> 16) != PTRACE_EVENT_STOP) {
-        t->pending_first = false;
+    if ((status >> 16) != PTRACE_EVENT_STOP)
         t->held_status = status;
-    }
     return 0;
 }
 

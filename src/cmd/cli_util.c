@@ -1,4 +1,5 @@
 #include "cmd/cli_util.h"
+#include "record/clock.h"
 
 #include <bsd/stdlib.h>
 #include <bsd/string.h>
@@ -54,13 +55,6 @@ int cli_missing_tid(const struct replay *r, const char *run, uint32_t tid)
     return -1;
 }
 
-uint64_t cli_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* VmHWM: the peak resident set, which is what "memory independent of the run" is about. */
 static long peak_rss_kib(void)
 {
@@ -80,7 +74,7 @@ void cli_print_stats(const char *cmd, uint64_t events, uint64_t start_ns)
 {
     if (!getenv("CALLTRACE_STATS"))
         return;
-    double secs = (double)(cli_now_ns() - start_ns) / 1e9;
+    double secs = (double)(clock_mono_ns() - start_ns) / 1e9;
     fprintf(stderr, "calltrace: %s: %llu events in %.3f s, %.0f events/s, peak RSS %ld KiB\n", cmd,
             (unsigned long long)events, secs, secs > 0 ? (double)events / secs : 0.0,
             peak_rss_kib());

@@ -13,7 +13,6 @@ int cli_bad_option(char **argv, int c, const char *cmd);
 /* --tid of a thread that made no call: says which threads did. Returns -1. */
 int cli_missing_tid(const struct replay *r, const char *run, uint32_t tid);
 
-uint64_t cli_now_ns(void);
 /* With CALLTRACE_STATS set: events read, their rate and the peak RSS, on stderr. */
 void cli_print_stats(const char *cmd, uint64_t events, uint64_t start_ns);
 

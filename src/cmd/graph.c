@@ -18,6 +18,7 @@
 #include "analysis/run_select.h"
 #include "analysis/source_file.h"
 #include "cmd/cli_util.h"
+#include "record/clock.h"
 #include "cmd/commands.h"
 #include "util/duration.h"
 #include "util/log.h"
@@ -387,7 +388,7 @@ static int build_graph(struct graph_ctx *g, const char *run)
 
 int cmd_graph(int argc, char **argv)
 {
-    uint64_t start_ns = cli_now_ns();
+    uint64_t start_ns = clock_mono_ns();
     struct graph_cli cli = {.group = GROUP_AUTO};
     char run[PATH_MAX], record[PATH_MAX];
     if (parse_args(argc, argv, &cli) < 0)

@@ -11,6 +11,7 @@
 #include "analysis/profile.h"
 #include "analysis/run_select.h"
 #include "cmd/cli_util.h"
+#include "record/clock.h"
 #include "cmd/commands.h"
 #include "util/duration.h"
 #include "util/log.h"
@@ -252,7 +253,7 @@ static int print_json(const struct profile *p, const char *run, const struct rep
 
 int cmd_report(int argc, char **argv)
 {
-    uint64_t start_ns = cli_now_ns();
+    uint64_t start_ns = clock_mono_ns();
     struct report_cli cli = {.sort = SORT_TOTAL, .format = FMT_TABLE};
     if (parse_args(argc, argv, &cli) < 0)
         return 2;

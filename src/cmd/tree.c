@@ -15,6 +15,7 @@
 #include "analysis/replay.h"
 #include "analysis/run_select.h"
 #include "cmd/cli_util.h"
+#include "record/clock.h"
 #include "cmd/commands.h"
 #include "util/duration.h"
 #include "util/log.h"
@@ -226,7 +227,7 @@ static int finish(struct tree_ctx *tc)
 
 int cmd_tree(int argc, char **argv)
 {
-    uint64_t start_ns = cli_now_ns();
+    uint64_t start_ns = clock_mono_ns();
     struct tree_cli cli = {0};
     char run[PATH_MAX], record[PATH_MAX];
     if (parse_args(argc, argv, &cli) < 0)

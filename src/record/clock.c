@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static uint64_t mono_now(void)
+uint64_t clock_mono_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -36,7 +36,7 @@ static struct clock_anchor tight_anchor(void)
     uint64_t best_window = UINT64_MAX;
     for (int i = 0; i < 64; i++) {
         uint64_t t0 = __rdtsc();
-        uint64_t mono = mono_now();
+        uint64_t mono = clock_mono_ns();
         uint64_t t1 = __rdtsc();
         if (t1 - t0 < best_window) {
             best_window = t1 - t0;
@@ -50,7 +50,7 @@ static struct clock_anchor tight_anchor(void)
 struct clock_anchor clock_anchor_now(const struct clock_calibration *cal)
 {
     if (!cal->use_tsc) {
-        uint64_t now = mono_now();
+        uint64_t now = clock_mono_ns();
         return (struct clock_anchor){now, now};
     }
     return tight_anchor();

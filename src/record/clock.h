@@ -22,6 +22,8 @@ struct clock_calibration {
 
 /* Reads the TSC when it is invariant (constant_tsc and nonstop_tsc), else CLOCK_MONOTONIC. */
 int clock_calibrate(struct clock_calibration *cal);
+/* CLOCK_MONOTONIC in nanoseconds. */
+uint64_t clock_mono_ns(void);
 struct clock_anchor clock_anchor_now(const struct clock_calibration *cal);
 
 /* ns = start.mono + (ticks - start.ticks) * rate, with rate from two anchors. */

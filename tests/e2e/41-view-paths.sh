@@ -8,10 +8,7 @@
 source "$(dirname "$0")/../lib/testlib.sh"
 source "$TESTS_DIR/lib/viewlib.sh"
 require_calltrace
-build nested O0
-ct_run "$BIN"
-expect_rc 0
-RUN=$CT_DIR
+sample_run
 echo secret >"$T/secret.txt"
 
 status_is() {   # status_is WANT PATH [METHOD [HOST]]

@@ -142,3 +142,11 @@ http_probe() {
     *) python3 "$VIEW_LIB/probe.py" "$@" ;;
     esac
 }
+
+# sample_run: a small traced run of tests/progs/nested.c to serve; its directory in RUN.
+sample_run() {
+    build nested O0
+    ct_run "$BIN"
+    expect_rc 0
+    RUN=$CT_DIR
+}

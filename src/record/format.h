@@ -51,9 +51,6 @@ enum rec_type {
 /* REC_PROCESS flags */
 #define PROCESS_EXEC 1u /* the same process, now running a new image */
 
-/* REC_PROCESS flags */
-#define PROCESS_EXEC 1u /* the same process, now running a new image */
-
 struct rec_hdr {
     uint8_t type;
     uint8_t flags;

@@ -116,6 +116,12 @@ void rec_exit(struct recorder *rec, pid_t pid, pid_t tid, uint32_t func, uint64_
         rec->calls++;
 }
 
+void rec_frame_data(struct recorder *rec, pid_t tid, const void *record, size_t size)
+{
+    (void)tid;
+    put(rec, record, size);
+}
+
 void rec_thread_end(struct recorder *rec, pid_t pid, pid_t tid, uint64_t ticks)
 {
     struct rec_end r = {hdr(REC_THREAD_END, sizeof(r), tid, 0), 0, (uint32_t)pid, ticks};

@@ -33,6 +33,10 @@ void rec_thread(struct recorder *rec, pid_t pid, pid_t tid, uint64_t ticks);
 void rec_enter(struct recorder *rec, pid_t pid, pid_t tid, uint32_t func, uint64_t ticks);
 void rec_exit(struct recorder *rec, pid_t pid, pid_t tid, uint32_t func, uint64_t ticks,
               unsigned flags);
+/* A whole record (header included, size a multiple of 8) that belongs to the innermost open
+ * call of thread tid: argument values follow their REC_ENTER, a return value precedes its
+ * REC_EXIT. Filters that drop a call (--max-depth, --min-duration) drop these with it. */
+void rec_frame_data(struct recorder *rec, pid_t tid, const void *record, size_t size);
 void rec_thread_end(struct recorder *rec, pid_t pid, pid_t tid, uint64_t ticks);
 void rec_process_end(struct recorder *rec, pid_t pid, int status, uint64_t ticks);
 /* Called now and then by the event loop: flushes and writes a clock anchor every ~100 ms. */

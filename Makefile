@@ -12,7 +12,7 @@ PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 OPT ?= -O2
 CFLAGS ?= $(OPT) -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -Isrc $(PKG_CFLAGS)
-LDLIBS += $(PKG_LIBS) -lstdc++
+LDLIBS += $(PKG_LIBS) -lstdc++ -lm
 
 # `make SANITIZE=1` (and `make check SANITIZE=1`) builds with AddressSanitizer and
 # UndefinedBehaviorSanitizer into a build directory of its own, build/sanitize/calltrace, so

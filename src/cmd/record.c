@@ -4,6 +4,7 @@
 #include <fnmatch.h>
 #include <getopt.h>
 #include <limits.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,7 @@
 #include "record/format.h"
 #include "record/writer.h"
 #include "symbols/elf_image.h"
+#include "util/duration.h"
 #include "util/log.h"
 #include "view/view.h"
 
@@ -36,14 +38,16 @@ struct record_cli {
     bool quiet;
     pid_t attach_pid;      /* -p */
     unsigned duration;     /* -t, seconds; 0: until stopped */
-    bool compress; /* -z: trace.json.gz */
-    bool open;     /* --open: show the trace in Perfetto once recorded */
+    bool compress;         /* -z: trace.json.gz */
+    bool open;             /* --open: show the trace in Perfetto once recorded */
+    uint32_t max_depth;    /* -D; 0: no limit */
+    uint64_t min_duration; /* --min-duration, ns; 0: no minimum */
     struct view_options view;
     char **program_argv;
 };
 
 /* Long options without a short form; the view options' codes (view.h) are above these. */
-enum { OPT_NO_FOLLOW = 256, OPT_OPEN };
+enum { OPT_NO_FOLLOW = 256, OPT_OPEN, OPT_MIN_DURATION };
 
 static void usage(FILE *f)
 {
@@ -67,6 +71,11 @@ static void usage(FILE *f)
           "                     repeatable\n"
           "  -N, --exclude GLOB never trace functions matching GLOB (they get no\n"
           "                     breakpoint, so they cost nothing); repeatable\n"
+          "  -D, --max-depth N  record only calls at most N deep in their thread (1: the\n"
+          "                     outermost); deeper calls are still followed, not written\n"
+          "      --min-duration TIME\n"
+          "                     record only calls that last at least TIME (250ns, 50us, 2ms,\n"
+          "                     1s), with the calls that lead to them\n"
           "      --no-follow    trace only PROGRAM's own process: its children run free of\n"
           "                     every breakpoint (threads are always traced)\n"
           "  -q, --quiet        do not print the closing summary line\n"
@@ -119,6 +128,8 @@ static int parse_args(int argc, char **argv, struct record_cli *cli)
         {"no-follow", no_argument, NULL, OPT_NO_FOLLOW},
         {"filter", required_argument, NULL, 'F'},
         {"exclude", required_argument, NULL, 'N'},
+        {"max-depth", required_argument, NULL, 'D'},
+        {"min-duration", required_argument, NULL, OPT_MIN_DURATION},
         {"quiet", no_argument, NULL, 'q'},
         {"compress", no_argument, NULL, 'z'},
         {"open", no_argument, NULL, OPT_OPEN},
@@ -132,7 +143,7 @@ static int parse_args(int argc, char **argv, struct record_cli *cli)
     int c;
     opterr = 0;
     const char *errstr;
-    while ((c = getopt_long(argc, argv, "+:o:p:t:F:N:qzvhV", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+:o:p:t:F:N:D:qzvhV", longopts, NULL)) != -1) {
         int view_opt = view_option(&cli->view, c, optarg);
         if (view_opt < 0)
             return -1;
@@ -149,8 +160,8 @@ static int parse_args(int argc, char **argv, struct record_cli *cli)
         case 'p':
             cli->attach_pid = (pid_t)strtonum(optarg, 1, INT32_MAX, &errstr);
             if (errstr) {
-                err_hint("give the number of a running process", "-p %s: process id is %s",
-                         optarg, errstr);
+                err_hint("give the number of a running process", "-p %s: process id is %s", optarg,
+                         errstr);
                 return -1;
             }
             break;
@@ -166,6 +177,21 @@ static int parse_args(int argc, char **argv, struct record_cli *cli)
         case 'N':
             if (add_glob(&cli->opts.filter, c, optarg) < 0)
                 return -1;
+            break;
+        case 'D':
+            cli->max_depth = (uint32_t)strtonum(optarg, 1, 1000000, &errstr);
+            if (errstr) {
+                err_hint("give a depth of at least 1; 1 keeps only the outermost calls",
+                         "-D %s: depth is %s", optarg, errstr);
+                return -1;
+            }
+            break;
+        case OPT_MIN_DURATION:
+            if (duration_parse(optarg, &cli->min_duration) < 0) {
+                err_hint("give a number with a unit: 250ns, 50us, 2ms, 1s",
+                         "--min-duration %s: not a duration", optarg);
+                return -1;
+            }
             break;
         case 'q':
             cli->quiet = true;
@@ -205,8 +231,7 @@ static int parse_args(int argc, char **argv, struct record_cli *cli)
         return -1;
     }
     if (cli->attach_pid && optind < argc) {
-        err_hint("use either -p PID or a program to start", "%s: unexpected with -p",
-                 argv[optind]);
+        err_hint("use either -p PID or a program to start", "%s: unexpected with -p", argv[optind]);
         return -1;
     }
     if (cli->duration && !cli->attach_pid) {
@@ -339,7 +364,7 @@ static int exit_code_of(int status)
 }
 
 static void print_summary(const char *run, const struct trace_json_stats *stats,
-                          const struct session *s)
+                          const struct session *s, const struct call_gate *gate)
 {
     fprintf(stderr, "calltrace: trace in %s/%s: %llu calls", run, stats->file_name,
             (unsigned long long)stats->calls);
@@ -348,6 +373,12 @@ static void print_summary(const char *run, const struct trace_json_stats *stats,
     fprintf(stderr, ", %llu thread%s, %llu process%s\n", (unsigned long long)stats->threads,
             stats->threads == 1 ? "" : "s", (unsigned long long)stats->processes,
             stats->processes == 1 ? "" : "es");
+    if (gate && gate->dropped_deep)
+        fprintf(stderr, "calltrace: %llu calls deeper than -D %u left out\n",
+                (unsigned long long)gate->dropped_deep, gate->max_depth);
+    if (gate && gate->dropped_short)
+        fprintf(stderr, "calltrace: %llu calls shorter than --min-duration left out\n",
+                (unsigned long long)gate->dropped_short);
     if (s->untraced_processes)
         fprintf(stderr, "calltrace: the calls of %llu process%s could not be recorded\n",
                 (unsigned long long)s->untraced_processes, s->untraced_processes == 1 ? "" : "es");
@@ -407,8 +438,25 @@ static int finish_run(const char *run, struct recorder *rec, const struct sessio
     if (trace_json_export(run, cli->compress, &stats) < 0)
         return -1;
     if (!cli->quiet)
-        print_summary(run, &stats, s);
+        print_summary(run, &stats, s, rec->gate);
     return rec_error ? -1 : 0;
+}
+
+/* -D and --min-duration sit between the engine and the record (record/call_gate.h). */
+static int start_call_gate(const struct record_cli *cli, const struct clock_calibration *clock,
+                           struct call_gate *gate, struct recorder *rec)
+{
+    if (!cli->max_depth && !cli->min_duration)
+        return 0;
+    uint64_t min_ticks = 0;
+    if (cli->min_duration)
+        min_ticks = (uint64_t)fmax(ceil((double)cli->min_duration / clock->ns_per_tick), 1);
+    if (call_gate_init(gate, cli->max_depth, min_ticks) < 0) {
+        err_msg("cannot start the call filters: out of memory");
+        return -1;
+    }
+    rec->gate = gate;
+    return 0;
 }
 
 int cmd_record(int argc, char **argv)
@@ -419,7 +467,8 @@ int cmd_record(int argc, char **argv)
         return 2;
     log_set_verbosity(cli.opts.verbose);
     char path[PATH_MAX] = "";
-    if (!cli.attach_pid && check_program(cli.program_argv[0], &cli.opts.filter, path, sizeof(path)) < 0)
+    if (!cli.attach_pid &&
+        check_program(cli.program_argv[0], &cli.opts.filter, path, sizeof(path)) < 0)
         return 2;
     char run[PATH_MAX], record[PATH_MAX], default_dir[64];
     cli.opts.rank = mpi_rank();
@@ -440,15 +489,25 @@ int cmd_record(int argc, char **argv)
         run_dir_discard(run);
         return 2;
     }
+    struct call_gate gate;
+    if (start_call_gate(&cli, &clock, &gate, &rec) < 0) {
+        recorder_close(&rec);
+        run_dir_discard(run);
+        return 2;
+    }
     struct session s;
     if (run_traced(&cli, path, run, &rec, &clock, &s) < 0) {
         recorder_close(&rec);
         session_free(&s);
+        if (rec.gate)
+            call_gate_free(rec.gate);
         run_dir_discard(run);
         return 2;
     }
     int failed = finish_run(run, &rec, &s, &cli);
     session_free(&s);
+    if (rec.gate)
+        call_gate_free(rec.gate);
     /* Also after Ctrl-C stopped the program: stopping a long run to look at it is common. */
     if (!failed && cli.open && view_open(run, &cli.view) < 0)
         failed = 1;

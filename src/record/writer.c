@@ -75,8 +75,12 @@ void rec_func(struct recorder *rec, uint32_t id, uint32_t image, uint64_t addr, 
     size_t len;
     name = clamp_name(name, &len, buf);
     size_t rsize = sizeof(struct rec_func) + ((len + 7) & ~(size_t)7);
-    struct rec_func r = {hdr(REC_FUNC, rsize, 0, 0), id,   image, addr,
-                         size > UINT32_MAX ? UINT32_MAX : (uint32_t)size, (uint32_t)len};
+    struct rec_func r = {hdr(REC_FUNC, rsize, 0, 0),
+                         id,
+                         image,
+                         addr,
+                         size > UINT32_MAX ? UINT32_MAX : (uint32_t)size,
+                         (uint32_t)len};
     put_named(rec, &r, sizeof(r), name, len);
 }
 
@@ -87,8 +91,8 @@ void rec_process(struct recorder *rec, pid_t pid, pid_t ppid, uint64_t ticks, co
     size_t len;
     name = clamp_name(name, &len, buf);
     size_t size = sizeof(struct rec_process) + ((len + 7) & ~(size_t)7);
-    struct rec_process r = {hdr(REC_PROCESS, size, pid, is_exec ? PROCESS_EXEC : 0),
-                            (uint32_t)ppid, (uint32_t)len, ticks};
+    struct rec_process r = {hdr(REC_PROCESS, size, pid, is_exec ? PROCESS_EXEC : 0), (uint32_t)ppid,
+                            (uint32_t)len, ticks};
     put_named(rec, &r, sizeof(r), name, len);
     if (!is_exec)
         rec->processes++;
@@ -104,12 +108,21 @@ void rec_thread(struct recorder *rec, pid_t pid, pid_t tid, uint64_t ticks)
 void rec_enter(struct recorder *rec, pid_t pid, pid_t tid, uint32_t func, uint64_t ticks)
 {
     struct rec_call r = {hdr(REC_ENTER, sizeof(r), tid, 0), func, (uint32_t)pid, ticks};
-    put(rec, &r, sizeof(r));
+    if (!rec->gate || call_gate_enter(rec->gate, (uint32_t)tid, ticks, &r, sizeof(r)) == GATE_WRITE)
+        put(rec, &r, sizeof(r));
 }
 
 void rec_exit(struct recorder *rec, pid_t pid, pid_t tid, uint32_t func, uint64_t ticks,
               unsigned flags)
 {
+    if (rec->gate) {
+        if (call_gate_exit(rec->gate, (uint32_t)tid, ticks) != GATE_WRITE)
+            return;
+        size_t held;
+        const void *bytes = call_gate_flush(rec->gate, (uint32_t)tid, &held);
+        if (held)
+            put(rec, bytes, held);
+    }
     struct rec_call r = {hdr(REC_EXIT, sizeof(r), tid, flags), func, (uint32_t)pid, ticks};
     put(rec, &r, sizeof(r));
     if (!(flags & EXIT_INHERITED))
@@ -118,12 +131,14 @@ void rec_exit(struct recorder *rec, pid_t pid, pid_t tid, uint32_t func, uint64_
 
 void rec_frame_data(struct recorder *rec, pid_t tid, const void *record, size_t size)
 {
-    (void)tid;
-    put(rec, record, size);
+    if (!rec->gate || call_gate_data(rec->gate, (uint32_t)tid, record, size) == GATE_WRITE)
+        put(rec, record, size);
 }
 
 void rec_thread_end(struct recorder *rec, pid_t pid, pid_t tid, uint64_t ticks)
 {
+    if (rec->gate)
+        call_gate_thread_end(rec->gate, (uint32_t)tid);
     struct rec_end r = {hdr(REC_THREAD_END, sizeof(r), tid, 0), 0, (uint32_t)pid, ticks};
     put(rec, &r, sizeof(r));
 }

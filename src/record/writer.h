@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "record/call_gate.h"
 #include "record/clock.h"
 #include "record/format.h"
 #include "util/outbuf.h"
@@ -20,6 +21,7 @@ struct recorder {
     uint64_t threads;
     uint64_t processes;
     bool failed_reported;
+    struct call_gate *gate; /* --max-depth, --min-duration; NULL when neither is given */
 };
 
 int recorder_open(struct recorder *rec, const char *path, const struct clock_calibration *clock);

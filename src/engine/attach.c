@@ -13,10 +13,11 @@
 #include "engine/engine.h"
 #include "probe/addrspace.h"
 #include "probe/memory.h"
+#include "probe/remote_syscall.h"
 #include "util/log.h"
 
 /* No PTRACE_O_EXITKILL: the program must outlive calltrace. */
-#define ATTACH_OPTIONS                                                                          \
+#define ATTACH_OPTIONS                                                                             \
     (PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACEEXEC)
 
 #define PF_KTHREAD 0x00200000u
@@ -146,8 +147,7 @@ static void explain_eperm(pid_t pid)
 static bool traced_by_us(pid_t tid)
 {
     char tracer[32];
-    return status_field(tid, "TracerPid:", tracer, sizeof(tracer)) == 0 &&
-           atoi(tracer) == getpid();
+    return status_field(tid, "TracerPid:", tracer, sizeof(tracer)) == 0 && atoi(tracer) == getpid();
 }
 
 /* Seizes and interrupts every thread not yet known. Returns how many were new, -1 on error. */
@@ -213,8 +213,13 @@ static int wait_stopped(struct session *s, struct thread *t)
         return -1;
     }
     t->started = true;
-    if ((status >> 16) != PTRACE_EVENT_STOP)
+    int event = status >> 16;
+    if (event != PTRACE_EVENT_STOP)
         t->held_status = status;
+    if ((event == PTRACE_EVENT_CLONE || event == PTRACE_EVENT_FORK ||
+         event == PTRACE_EVENT_VFORK) &&
+        ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &t->held_event_msg) < 0)
+        t->held_event_msg = 0;
     return 0;
 }
 
@@ -234,6 +239,29 @@ static int stop_all_threads(struct session *s, struct process *p)
     for (size_t i = 0; i < n; i++)
         wait_stopped(s, list[i]);
     return p->nthreads ? 0 : -1;
+}
+
+/* The thread to run calltrace's system calls in. One stopped inside a system call at a ptrace
+ * event (clone, fork, exec) would lose that call's result to ours: it returns to user space
+ * only after the kernel writes the result into rax, over whatever we left there, and ours
+ * would then run with that value as its number. Such a thread is used only if there is no
+ * other, once it has left its system call. */
+static struct thread *syscall_thread(struct session *s, struct process *p)
+{
+    struct thread *in_event = NULL;
+    ADDR_MAP_FOREACH(&s->threads, slot)
+    {
+        struct thread *t = slot->value;
+        if (t->proc != p)
+            continue;
+        int event = t->held_status >> 16;
+        if (!event)
+            return t;
+        in_event = t;
+    }
+    if (in_event && remote_leave_syscall(p, in_event->tid) < 0)
+        return NULL;
+    return in_event;
 }
 
 static struct thread *any_thread(struct session *s, struct process *p)
@@ -301,8 +329,8 @@ int engine_attach(struct session *s, pid_t pid)
     s->now = clock_ticks(s->clock);
     p->as = addrspace_new();
     p->mem_fd = mem_open(pid);
-    struct thread *via = any_thread(s, p);
-    if (!p->as || p->mem_fd < 0 || !via || engine_trace_executable(s, p, via->tid, false) <= 0) {
+    struct thread *via = p->as && p->mem_fd >= 0 ? syscall_thread(s, p) : NULL;
+    if (!via || engine_trace_executable(s, p, via->tid, false) <= 0) {
         err_msg("-p %d: cannot put breakpoints in the process", (int)pid);
         engine_detach(s);
         return -1;

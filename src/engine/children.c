@@ -109,8 +109,14 @@ static void inherit_frames(struct session *s, struct thread *child, struct threa
 
 void engine_on_new_child(struct session *s, struct thread *parent, int event)
 {
-    unsigned long new_tid = 0;
-    ptrace(PTRACE_GETEVENTMSG, parent->tid, 0, &new_tid);
+    unsigned long new_tid = parent->held_event_msg;
+    parent->held_event_msg = 0;
+    if (!new_tid && ptrace(PTRACE_GETEVENTMSG, parent->tid, 0, &new_tid) < 0) {
+        err_msg("thread %d: cannot read the id of its new thread or process: %s", (int)parent->tid,
+                strerror(errno));
+        engine_resume(parent, 0);
+        return;
+    }
     unsigned long flags = event == PTRACE_EVENT_CLONE ? clone_flags(parent->proc, parent->tid) : 0;
     bool is_thread = event == PTRACE_EVENT_CLONE && (flags & CLONE_THREAD);
     bool shares = event == PTRACE_EVENT_VFORK || (flags & CLONE_VM);

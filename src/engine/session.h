@@ -35,7 +35,7 @@ struct process {
     int mem_fd; /* /proc/PID/mem: one pread/pwrite per access, never PEEK/POKE loops */
     struct addrspace *as;
     unsigned nthreads;
-    bool exec_done; /* the first exec happened: the image is the program, not calltrace */
+    bool exec_done;  /* the first exec happened: the image is the program, not calltrace */
     bool trap_watch; /* it has a SIGTRAP disposition of its own, see sigtrap_guard.h */
     bool unfollowed; /* --no-follow: recorded nothing, released at its first chance */
     struct kernel_sigaction trap_action;
@@ -49,7 +49,10 @@ struct thread {
     bool pending_first; /* stopped before its creator reported it: waiting to be adopted */
     int pending_status;
     int held_status; /* a stop kept while attaching or detaching, handled afterwards */
-    bool held;       /* detaching: stopped by calltrace, to be released */
+    /* the new tid of a held clone/fork/vfork stop, read when it was seen: a system call run in
+     * the thread meanwhile (to place breakpoints) replaces the kernel's copy with 0 */
+    unsigned long held_event_msg;
+    bool held; /* detaching: stopped by calltrace, to be released */
     /* the stack mappings last seen under this thread, to compare sp only within one stack */
     uint64_t region_lo[2], region_hi[2];
     unsigned region_next;
@@ -79,8 +82,8 @@ struct session {
     bool killing;
     bool attached; /* -p: the program was running before calltrace and must outlive it */
     bool detach_failed;
-    bool detaching; /* new threads stay stopped: they are released with the others */
-    uint64_t now; /* ticks of the stop being handled */
+    bool detaching;      /* new threads stay stopped: they are released with the others */
+    uint64_t now;        /* ticks of the stop being handled */
     uint64_t spin_ticks; /* how long to poll for the next stop before sleeping, 0: never */
     uint64_t skipped_functions;
     uint64_t untraced_processes; /* no /proc/PID/mem: followed, but their calls not recorded */

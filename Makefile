@@ -35,7 +35,8 @@ ifeq ($(SANITIZE),1)
 $(error VALGRIND=1 and SANITIZE=1 do not mix: valgrind cannot run sanitized binaries)
 endif
 CHECK_CALLTRACE := CALLTRACE=$(CURDIR)/tests/lib/valgrind-calltrace \
-	CALLTRACE_REAL=$(CURDIR)/$(CALLTRACE_BIN) TEST_TIMEOUT=600 CT_TIMEOUT=500
+	CALLTRACE_REAL=$(CURDIR)/$(CALLTRACE_BIN) VALGRIND_BIN=$(shell command -v valgrind) \
+	TEST_TIMEOUT=600 CT_TIMEOUT=500
 else
 CHECK_CALLTRACE := CALLTRACE=$(CURDIR)/$(CALLTRACE_BIN)
 endif

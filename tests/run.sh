@@ -29,6 +29,8 @@ passed=0 failed=0
 failed_names=()
 LOG=$(mktemp "${TMPDIR:-/tmp}/ct-run.XXXXXX")
 REPORTS=$(mktemp -d "${TMPDIR:-/tmp}/ct-reports.XXXXXX")
+# a test may run calltrace as another user (nobody, e2e/29): its reports must land here too
+chmod 1777 "$REPORTS"
 trap 'rm -rf "$LOG" "$REPORTS"' EXIT
 export CT_REPORT_DIR=$REPORTS
 # halt_on_error: the first error ends the process; exitcode 86 so a report can also be told

@@ -39,7 +39,7 @@ first=$!
 exec 3>"$T/ctl"
 wait_until 10 "the program to start under a first calltrace" pgrep -P $first
 prog=$(pgrep -P $first)
-refused "already traced" "already traced by process $first (calltrace)" -p "$prog"
+refused "already traced" "already traced by process $first ($CT_COMM)" -p "$prog"
 echo stop >&3
 exec 3>&-
 wait $first

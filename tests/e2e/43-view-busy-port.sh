@@ -32,7 +32,7 @@ view_start view --server-only --port 0 "$RUN"
 first=$VIEW_PID
 ct_raw view --server-only --port "$VIEW_PORT" "$RUN"
 one_stderr_line_error "second server on a busy port"
-grep -q "port $VIEW_PORT: already in use by calltrace (pid [0-9]*)" "$CT_ERR" ||
+grep -q "port $VIEW_PORT: already in use by $CT_COMM (pid [0-9]*)" "$CT_ERR" ||
     fail "the error does not name the first calltrace: $(cat "$CT_ERR")"
 note "ok: $(cat "$CT_ERR")"
 kill -0 "$first" 2>/dev/null || fail "the first server died"
@@ -40,6 +40,6 @@ kill -0 "$first" 2>/dev/null || fail "the first server died"
 # --open checks the port only after recording: the run is kept, the error is clear.
 ct_raw --open --server-only --port "$VIEW_PORT" -o "$T/open-run" -- "$BIN"
 [ "$CT_RC" != 0 ] || fail "--open on a busy port exited 0"
-grep -q "port $VIEW_PORT: already in use by calltrace" "$CT_ERR" || fail "--open: unclear error: $(cat "$CT_ERR")"
+grep -q "port $VIEW_PORT: already in use by $CT_COMM" "$CT_ERR" || fail "--open: unclear error: $(cat "$CT_ERR")"
 [ -f "$T/open-run/trace.json" ] || fail "--open on a busy port lost the recorded run"
 view_stop

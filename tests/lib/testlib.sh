@@ -26,6 +26,10 @@ esac
 PROGS_DIR=$TESTS_DIR/progs
 BUILD_DIR=$TESTS_DIR/build/progs
 CHECKER=$TESTS_DIR/lib/check_trace.py
+# calltrace's process name, as error messages that name a process show it: under valgrind
+# (make check VALGRIND=1) the process running calltrace is valgrind's tool.
+CT_COMM=calltrace
+[ -n "${CALLTRACE_REAL:-}" ] && CT_COMM=memcheck-amd64-
 CT_TIMEOUT=${CT_TIMEOUT:-60}
 RUN_STDIN=${RUN_STDIN:-/dev/null}
 TEST_NAME=$(basename "$0" .sh)

@@ -1,0 +1,60 @@
+#!/bin/bash
+# Fault: calltrace -p gets SIGINT, SIGTERM or SIGHUP at a pseudo-random moment
+# from its start: before it attached, while it stops the threads, while it
+# puts the breakpoints in, while it records. Every time the program must run
+# on untraced and unharmed; it checks its checksums, signals and sleeps
+# itself and must end with exit 0. calltrace exits 0, or dies of the signal
+# when it came before calltrace could catch it (it had not attached then).
+source "$(dirname "$0")/../lib/testlib.sh"
+require_calltrace
+build attachee O2
+RANDOM=${CT_SEED:-75}
+
+mkfifo "$T/ctl"
+"$BIN" <"$T/ctl" >"$T/prog.out" 2>&1 &
+PROG=$!
+exec 3>"$T/ctl"
+wait_until 10 "the program to start" grep -q ready "$T/prog.out"
+
+sigs=(INT TERM HUP)
+signums=(2 15 1)
+early=0 recorded=0
+CYCLES=${ATTACH_CYCLES:-30}
+for i in $(seq 1 "$CYCLES"); do
+    k=$((i % 3))
+    delay_ms=$((RANDOM % 60))
+    CTX="[SIG${sigs[k]} after ${delay_ms} ms, cycle $i]"
+    # a background job of a script starts with SIGINT ignored: give calltrace the default, as a
+    # terminal would, or a SIGINT before calltrace installs its handler would be lost
+    env --default-signal=INT "$CALLTRACE" -q -p "$PROG" -o "$T/run$i" 2>"$T/ct$i.err" &
+    ct=$!
+    # the moment, not a synchronisation: any point of calltrace's life is right
+    sleep "$(printf '0.%03d' "$delay_ms")"
+    kill -"${sigs[k]}" "$ct"
+    wait "$ct"
+    rc=$?
+    if [ "$rc" = $((128 + signums[k])) ]; then
+        early=$((early + 1)) # killed before its handlers were in: it never attached
+        [ -e "$T/run$i/events.ctr" ] && fail "calltrace died of the signal after it had started recording"
+    else
+        [ "$rc" = 0 ] || fail "calltrace exited $rc: $(head -c 500 "$T/ct$i.err")"
+        [ -s "$T/ct$i.err" ] && fail "calltrace -q wrote to stderr: $(head -c 500 "$T/ct$i.err")"
+        if [ -f "$T/run$i/trace.json" ]; then
+            CT_TRACE=$T/run$i/trace.json
+            chk check-nesting
+            recorded=$((recorded + 1))
+        fi
+    fi
+    grep -q '^TracerPid:[[:space:]]*0$' "/proc/$PROG/status" ||
+        fail "the program is still traced after calltrace exited"
+    kill -0 "$PROG" 2>/dev/null || fail "the program died: $(cat "$T/prog.out")"
+done
+CTX=""
+echo stop >&3
+exec 3>&-
+wait "$PROG"
+rc=$?
+[ "$rc" = 0 ] || fail "the program exited $rc after being traced: $(cat "$T/prog.out")"
+grep -qx 'rounds>0 1 signals exact threads>0 1 reads exact errors 0' "$T/prog.out" ||
+    fail "the program's own checks failed: $(cat "$T/prog.out")"
+echo "$CYCLES cycles: $recorded with a trace, $early ended before attaching"

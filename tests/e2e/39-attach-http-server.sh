@@ -4,6 +4,7 @@
 # again and again. Every request must be answered with the right body, and
 # the server must keep running after the last detach.
 source "$(dirname "$0")/../lib/testlib.sh"
+source "$TESTS_DIR/lib/attachlib.sh"
 require_calltrace
 [ -x /usr/bin/python3 ] || fail "Debian's python3 (/usr/bin/python3) is needed"
 
@@ -11,6 +12,7 @@ mkdir -p "$T/www"
 head -c 20000 /dev/urandom | base64 >"$T/www/page.txt"
 /usr/bin/python3 -u -m http.server 0 --bind 127.0.0.1 --directory "$T/www" >"$T/server.out" 2>"$T/server.err" &
 SERVER=$!
+PROG=$SERVER PROG_LOG=$T/server.err
 trap 'kill $SERVER $CLIENT 2>/dev/null; _cleanup' EXIT
 port_known() { grep -q 'port [0-9]' "$T/server.out"; }
 wait_until 20 "http.server to listen" port_known
@@ -39,22 +41,11 @@ PY
 /usr/bin/python3 "$T/client.py" "http://127.0.0.1:$PORT/page.txt" "$T/www/page.txt" "$T/stop" >"$T/client.out" 2>&1 &
 CLIENT=$!
 
-traced_by() { grep -q "^TracerPid:[[:space:]]*$2\$" "/proc/$1/status"; }
-recording() { [ "$(stat -c %s "$1" 2>/dev/null || echo 0)" -gt 4096 ]; }
 cycles=0
 while kill -0 $CLIENT 2>/dev/null && [ $cycles -lt "${HTTP_CYCLES:-6}" ]; do
     cycles=$((cycles + 1))
     CTX="[attach cycle $cycles]"
-    "$CALLTRACE" -q -p $SERVER -o "$T/run$cycles" 2>"$T/ct$cycles.err" &
-    ct=$!
-    wait_until 30 "calltrace to attach" traced_by $SERVER $ct
-    wait_until 30 "calls to be recorded" recording "$T/run$cycles/events.ctr"
-    kill -INT $ct
-    wait $ct || fail "calltrace exited $?: $(head -c 400 "$T/ct$cycles.err")"
-    traced_by $SERVER 0 || fail "the server is still traced"
-    kill -0 $SERVER || fail "the server died: $(tail -5 "$T/server.err")"
-    CT_TRACE=$T/run$cycles/trace.json
-    chk check-nesting
+    attach_cycle "$cycles" INT
 done
 CTX=""
 touch "$T/stop"

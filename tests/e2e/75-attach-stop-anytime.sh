@@ -6,15 +6,11 @@
 # itself and must end with exit 0. calltrace exits 0, or dies of the signal
 # when it came before calltrace could catch it (it had not attached then).
 source "$(dirname "$0")/../lib/testlib.sh"
+source "$TESTS_DIR/lib/attachlib.sh"
 require_calltrace
 build attachee O2
 RANDOM=${CT_SEED:-75}
-
-mkfifo "$T/ctl"
-"$BIN" <"$T/ctl" >"$T/prog.out" 2>&1 &
-PROG=$!
-exec 3>"$T/ctl"
-wait_until 10 "the program to start" grep -q ready "$T/prog.out"
+target_start "$BIN"
 
 sigs=(INT TERM HUP)
 signums=(2 15 1)
@@ -32,29 +28,14 @@ for i in $(seq 1 "$CYCLES"); do
     sleep "$(printf '0.%03d' "$delay_ms")"
     kill -"${sigs[k]}" "$ct"
     wait "$ct"
-    rc=$?
-    if [ "$rc" = $((128 + signums[k])) ]; then
+    CT_RC=$?
+    if [ "$CT_RC" = $((128 + signums[k])) ]; then
         early=$((early + 1)) # killed before its handlers were in: it never attached
         [ -e "$T/run$i/events.ctr" ] && fail "calltrace died of the signal after it had started recording"
-    else
-        [ "$rc" = 0 ] || fail "calltrace exited $rc: $(head -c 500 "$T/ct$i.err")"
-        [ -s "$T/ct$i.err" ] && fail "calltrace -q wrote to stderr: $(head -c 500 "$T/ct$i.err")"
-        if [ -f "$T/run$i/trace.json" ]; then
-            CT_TRACE=$T/run$i/trace.json
-            chk check-nesting
-            recorded=$((recorded + 1))
-        fi
+        CT_RC=0
     fi
-    grep -q '^TracerPid:[[:space:]]*0$' "/proc/$PROG/status" ||
-        fail "the program is still traced after calltrace exited"
-    kill -0 "$PROG" 2>/dev/null || fail "the program died: $(cat "$T/prog.out")"
+    attach_checks "$i"
+    [ -f "$T/run$i/trace.json" ] && recorded=$((recorded + 1))
 done
-CTX=""
-echo stop >&3
-exec 3>&-
-wait "$PROG"
-rc=$?
-[ "$rc" = 0 ] || fail "the program exited $rc after being traced: $(cat "$T/prog.out")"
-grep -qx 'rounds>0 1 signals exact threads>0 1 reads exact errors 0' "$T/prog.out" ||
-    fail "the program's own checks failed: $(cat "$T/prog.out")"
+target_finish 'rounds>0 1 signals exact threads>0 1 reads exact errors 0'
 echo "$CYCLES cycles: $recorded with a trace, $early ended before attaching"

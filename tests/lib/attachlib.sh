@@ -1,0 +1,62 @@
+# shellcheck shell=bash
+# attachlib.sh -- helpers for the tests of `calltrace -p` (tests/e2e/28, 38, 39, 75), sourced
+# after testlib.sh.
+#
+#   target_start BIN      start BIN in the background, its stdin a FIFO the test holds open
+#                         (fd 3), and wait for it to print "ready"; sets PROG and PROG_LOG
+#                         (its output; a test that starts its program itself sets both)
+#   target_finish LINE    send it a line and close its stdin (its cue to stop), wait for it;
+#                         fail unless it exits 0 and printed exactly LINE among its figures
+#   traced_by PID TRACER  true when PID's tracer is TRACER (0: not traced)
+#   recording RECORD      true once the binary record RECORD grew past its header, i.e. calls
+#                         are being recorded
+#   attach_cycle I SIG    cycle I: calltrace -q -p PROG -o $T/runI, once it records calls send
+#                         it SIG, then attach_checks; CT_TRACE is the cycle's trace
+#   attach_checks I       after calltrace of cycle I exited with CT_RC: it exited 0 and silent,
+#                         left the program untraced and alive, and its trace nests
+
+target_start() {
+    mkfifo "$T/ctl" || fail "cannot create a FIFO in $T"
+    "$1" <"$T/ctl" >"$T/prog.out" 2>&1 &
+    PROG=$! PROG_LOG=$T/prog.out
+    exec 3>"$T/ctl"
+    wait_until 10 "the program to start" grep -q ready "$T/prog.out"
+}
+
+target_finish() {
+    CTX=""
+    echo stop >&3
+    exec 3>&-
+    wait "$PROG"
+    local rc=$?
+    [ "$rc" = 0 ] || fail "the program exited $rc after being traced: $(cat "$T/prog.out")"
+    grep -qx "$1" "$T/prog.out" || fail "the program's own checks failed: $(cat "$T/prog.out")"
+}
+
+traced_by() { grep -q "^TracerPid:[[:space:]]*$2\$" "/proc/$1/status"; }
+
+recording() { [ "$(stat -c %s "$1" 2>/dev/null || echo 0)" -gt 4096 ]; }
+
+attach_checks() {
+    local i=$1
+    [ "$CT_RC" = 0 ] || fail "calltrace exited $CT_RC: $(head -c 500 "$T/ct$i.err")"
+    [ -s "$T/ct$i.err" ] && fail "calltrace -q wrote to stderr: $(head -c 500 "$T/ct$i.err")"
+    traced_by "$PROG" 0 || fail "the program is still traced after calltrace exited"
+    kill -0 "$PROG" 2>/dev/null || fail "the program died: $(tail -5 "$PROG_LOG")"
+    if [ -f "$T/run$i/trace.json" ]; then
+        CT_TRACE=$T/run$i/trace.json
+        chk check-nesting
+    fi
+}
+
+attach_cycle() {
+    local i=$1 sig=$2 ct
+    "$CALLTRACE" -q -p "$PROG" -o "$T/run$i" 2>"$T/ct$i.err" &
+    ct=$!
+    wait_until 30 "calltrace to attach" traced_by "$PROG" "$ct"
+    wait_until 30 "calls to be recorded" recording "$T/run$i/events.ctr"
+    kill -"$sig" "$ct"
+    wait "$ct"
+    CT_RC=$?
+    attach_checks "$i"
+}

@@ -60,6 +60,8 @@ struct record_options {
     bool follow_forks;
     const char *rank; /* MPI rank, shown in process names; NULL outside MPI */
     struct func_filter filter;
+    const char *libs[FUNC_FILTER_MAX]; /* -l: globs on shared objects' names */
+    size_t nlibs;
 };
 
 struct session {
@@ -85,6 +87,9 @@ struct session {
     uint64_t skipped_functions;
     uint64_t untraced_processes; /* no /proc/PID/mem: followed, but their calls not recorded */
     uint64_t uncatchable_returns;
+    uint64_t lib_globs_matched; /* bit i: -l glob i matched a library */
+    uint64_t only_matched, exclude_matched; /* bit i: -F / -N glob i matched a function */
+    char libs_seen[512];        /* names of the libraries seen, for a -l that matched none */
 };
 
 int session_init(struct session *s, const struct record_options *opts, struct recorder *rec,

@@ -41,14 +41,24 @@ static const char *base_name(const char *path)
     return slash ? slash + 1 : path;
 }
 
-/* fnmatch on the file's name, on its soname, and on the whole path for a glob with a '/'. */
+static bool path_matches(const char *glob, const char *path)
+{
+    return fnmatch(glob, base_name(path), 0) == 0 ||
+           (strchr(glob, '/') && fnmatch(glob, path, 0) == 0);
+}
+
+/* fnmatch on the file's name (as the dynamic linker opened it, often a symbolic link named after
+ * the soname, and the file it leads to), on its soname, and on the whole path for a glob with a
+ * '/'. */
 static bool lib_selected(struct session *s, const char *path, const char *soname)
 {
+    char real[PATH_MAX];
+    bool has_real = realpath(path, real) != NULL;
     bool selected = false;
     for (size_t i = 0; i < s->opts->nlibs; i++) {
         const char *glob = s->opts->libs[i];
-        if (fnmatch(glob, base_name(path), 0) == 0 || (soname && fnmatch(glob, soname, 0) == 0) ||
-            (strchr(glob, '/') && fnmatch(glob, path, 0) == 0)) {
+        if (path_matches(glob, path) || (has_real && path_matches(glob, real)) ||
+            (soname && fnmatch(glob, soname, 0) == 0)) {
             s->lib_globs_matched |= 1ull << i;
             selected = true;
         }

@@ -236,6 +236,9 @@ static long add_library(struct session *s, struct process *p, pid_t tid,
     struct elf_image image;
     if (elf_image_load(&image, obj->path) < 0) /* it says why */
         return 0;
+    /* Even untraced, its code may get return sites (a callback into the program returns
+     * there): they go with it. */
+    exec_range(&image, obj->bias, &lib->lo, &lib->hi);
     if (!lib_selected(s, obj->path, image.soname)) {
         elf_image_free(&image);
         return 0;
@@ -244,7 +247,6 @@ static long add_library(struct session *s, struct process *p, pid_t tid,
     engine_note_filter_hits(s, &image);
     lib->image_id = s->next_image_id;
     lib->func_lo = s->next_func_id;
-    exec_range(&image, obj->bias, &lib->lo, &lib->hi);
     long traced = probe_insert_entries(s, p, tid, &image, obj->bias);
     if (traced < 0)
         traced = 0;
@@ -284,7 +286,7 @@ static void remove_library(struct session *s, struct addrspace *as, size_t index
 {
     struct linker_watch *lw = &as->linker;
     struct traced_lib *lib = &lw->libs[index];
-    if (lib->traced) {
+    if (lib->hi) {
         close_frames_in(s, as, lib);
         probe_forget(as, lib->lo, lib->hi, lib->func_lo, lib->func_hi);
         maps_free(&as->maps); /* the cached maps still show it */

@@ -36,7 +36,7 @@ struct scratch_chunk {
 struct traced_lib {
     uint64_t map;              /* its struct link_map in the program: its identity, with bias */
     uint64_t bias;             /* l_addr */
-    uint64_t lo, hi;           /* its executable segments, runtime addresses */
+    uint64_t lo, hi;           /* its executable segments, runtime addresses; 0: unknown */
     uint32_t func_lo, func_hi; /* the function ids given to it */
     uint32_t image_id;
     bool traced;        /* matched by -l (the others are only remembered as seen) */

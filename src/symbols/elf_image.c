@@ -175,7 +175,8 @@ static Elf_Scn *find_symtab(Elf *elf, GElf_Shdr *shdr_out)
     return dynsym;
 }
 
-/* Prefers a global name over a weak or local alias of the same address. */
+/* Prefers a global name over a weak or local alias of the same address, and then a public
+ * name over one starting with '_'. */
 static int binding_rank(unsigned char info)
 {
     switch (GELF_ST_BIND(info)) {
@@ -202,6 +203,10 @@ static int compare_raw(const void *a, const void *b)
         return x->addr < y->addr ? -1 : 1;
     if (x->rank != y->rank)
         return x->rank - y->rank;
+    /* libc's printf is also _IO_printf: the public name is the one users write with -F */
+    bool x_internal = x->name[0] == '_', y_internal = y->name[0] == '_';
+    if (x_internal != y_internal)
+        return x_internal ? 1 : -1;
     return strcmp(x->name, y->name);
 }
 

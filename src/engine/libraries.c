@@ -233,16 +233,17 @@ static long add_library(struct session *s, struct process *p, pid_t tid,
         return 0;
     }
     note_seen(s, obj->path);
+    /* Its symbols are read only when it is traced: a program may load hundreds of libraries. */
     struct elf_image image;
-    if (elf_image_load(&image, obj->path) < 0) /* it says why */
+    if (elf_image_load_headers(&image, obj->path) < 0) /* it says why */
         return 0;
     /* Even untraced, its code may get return sites (a callback into the program returns
      * there): they go with it. */
     exec_range(&image, obj->bias, &lib->lo, &lib->hi);
-    if (!lib_selected(s, obj->path, image.soname)) {
-        elf_image_free(&image);
+    bool selected = lib_selected(s, obj->path, image.soname);
+    elf_image_free(&image);
+    if (!selected || elf_image_load(&image, obj->path) < 0)
         return 0;
-    }
     lib->traced = true;
     engine_note_filter_hits(s, &image);
     lib->image_id = s->next_image_id;

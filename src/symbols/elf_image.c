@@ -311,7 +311,7 @@ static int read_functions(struct elf_image *image, Elf *elf, char *why, size_t w
 }
 
 /* Everything after the header check, shared by the file and memory loaders. */
-static int load_checked(struct elf_image *image, Elf *elf, const char *path)
+static int load_checked(struct elf_image *image, Elf *elf, const char *path, bool symbols)
 {
     char why[256];
     GElf_Ehdr ehdr;
@@ -324,7 +324,7 @@ static int load_checked(struct elf_image *image, Elf *elf, const char *path)
         snprintf(why, sizeof(why), "out of memory");
     if (rc == 0)
         rc = read_segments(image, elf, why, sizeof(why));
-    if (rc == 0)
+    if (rc == 0 && symbols)
         rc = read_functions(image, elf, why, sizeof(why));
     if (rc == 0)
         read_dynamic(image, elf);
@@ -338,7 +338,7 @@ static int load_checked(struct elf_image *image, Elf *elf, const char *path)
     return 0;
 }
 
-int elf_image_load(struct elf_image *image, const char *path)
+static int load_file(struct elf_image *image, const char *path, bool symbols)
 {
     char why[256];
     int fd;
@@ -348,10 +348,20 @@ int elf_image_load(struct elf_image *image, const char *path)
         err_msg("%s: %s", path, why);
         return -1;
     }
-    int rc = load_checked(image, elf, path);
+    int rc = load_checked(image, elf, path, symbols);
     elf_end(elf);
     close(fd);
     return rc;
+}
+
+int elf_image_load(struct elf_image *image, const char *path)
+{
+    return load_file(image, path, true);
+}
+
+int elf_image_load_headers(struct elf_image *image, const char *path)
+{
+    return load_file(image, path, false);
 }
 
 int elf_image_load_memory(struct elf_image *image, const char *name, void *data, size_t size)
@@ -366,7 +376,7 @@ int elf_image_load_memory(struct elf_image *image, const char *name, void *data,
         err_msg("%s: %s", name, why);
         return -1;
     }
-    int rc = load_checked(image, elf, name);
+    int rc = load_checked(image, elf, name, true);
     elf_end(elf);
     return rc;
 }

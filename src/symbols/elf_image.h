@@ -42,6 +42,9 @@ struct elf_image {
 
 /* Loads path; on failure prints one "calltrace: PATH: WHY" line and returns -1. */
 int elf_image_load(struct elf_image *image, const char *path);
+/* The same without the symbols (no funcs, no ifuncs): a quick look at a library that may not
+ * be traced at all. */
+int elf_image_load_headers(struct elf_image *image, const char *path);
 /* The same from an image in memory (size bytes at data, which libelf may convert in place
  * and which must outlive the call); name is for messages. */
 int elf_image_load_memory(struct elf_image *image, const char *name, void *data, size_t size);

@@ -44,6 +44,26 @@ grep -q "^calltrace: warning: -l libnothing\*: matches no library the program lo
     fail "no clear warning: $(cat "$CT_ERR")"
 chk check-counts run=40 plugin_sum=0
 
+CTX="[-l, -F matching nothing]"
+ct_run -l 'libplugin*' -F 'plugin_nothing*' -F 'plugin_sum' -- "$BIN" 40
+expect_rc 0
+grep -q "^calltrace: warning: -F plugin_nothing\*: matches no function of the program nor of the libraries -l selected" "$CT_ERR" ||
+    fail "no clear warning: $(cat "$CT_ERR")"
+[ "$(grep -c warning "$CT_ERR")" = 1 ] || fail "-F plugin_sum matched: $(cat "$CT_ERR")"
+
+CTX="[-l '']"
+ct_raw -l '' "$BIN"
+one_stderr_line_error "-l ''"
+
+CTX="[-l on a static program]"
+build recursion O0 -static
+ct_run -l 'libc.so*' -- "$BIN"
+expect_trace
+grep -q "^calltrace: warning: -l libc.so\*: matches no library the program loaded (it loaded none)" "$CT_ERR" ||
+    fail "no clear warning: $(cat "$CT_ERR")"
+chk check-counts -f "$CT_OUT"
+build uselib O2 "${flags[@]}" "$LIB" "-Wl,-rpath,$BUILD_DIR/plt-$name"
+
 CTX="[-F on a library function]"
 ct_run -l 'libplugin*' -F plugin_square -- "$BIN" 40
 expect_rc 0

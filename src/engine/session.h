@@ -87,9 +87,11 @@ struct session {
     uint64_t skipped_functions;
     uint64_t untraced_processes; /* no /proc/PID/mem: followed, but their calls not recorded */
     uint64_t uncatchable_returns;
-    uint64_t lib_globs_matched; /* bit i: -l glob i matched a library */
-    uint64_t only_matched, exclude_matched; /* bit i: -F / -N glob i matched a function */
-    char libs_seen[512];        /* names of the libraries seen, for a -l that matched none */
+    /* -l: bit i says -l glob i matched a library, -F / -N glob i a function (with -l the
+     * patterns that matched nothing are told at the end); the libraries seen, to name them */
+    uint64_t lib_globs_matched;
+    uint64_t only_matched, exclude_matched;
+    char libs_seen[512];
 };
 
 int session_init(struct session *s, const struct record_options *opts, struct recorder *rec,

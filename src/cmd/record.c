@@ -57,7 +57,8 @@ static void usage(FILE *f)
           "       calltrace view [OPTIONS] [RUN|FILE|DIR]\n"
           "\n"
           "Runs PROGRAM under ptrace and records every call of the functions of its executable\n"
-          "into a run directory (trace.json for ui.perfetto.dev, and the binary record).\n"
+          "(and of the libraries -l names) into a run directory (trace.json for\n"
+          "ui.perfetto.dev, and the binary record).\n"
           "\n"
           "With -p, attaches to the running process PID and all its threads instead, and\n"
           "detaches on Ctrl-C, SIGTERM, SIGHUP or -t, leaving it running as before.\n"
@@ -76,6 +77,10 @@ static void usage(FILE *f)
           "      --min-duration TIME\n"
           "                     record only calls that last at least TIME (250ns, 50us, 2ms,\n"
           "                     1s), with the calls that lead to them\n"
+          "  -l, --lib GLOB     also trace the functions of the shared libraries whose file\n"
+          "                     name or soname matches GLOB (-l 'libsqlite3*'), loaded at\n"
+          "                     start-up or later by dlopen; -F/-N apply to them too;\n"
+          "                     repeatable\n"
           "      --no-follow    trace only PROGRAM's own process: its children run free of\n"
           "                     every breakpoint (threads are always traced)\n"
           "  -q, --quiet        do not print the closing summary line\n"
@@ -100,10 +105,11 @@ static void usage(FILE *f)
           f);
 }
 
-static int add_glob(struct func_filter *f, int opt, const char *glob)
+static int add_glob(struct record_options *o, int opt, const char *glob)
 {
-    const char **list = opt == 'F' ? f->only : f->exclude;
-    size_t *n = opt == 'F' ? &f->nonly : &f->nexclude;
+    struct func_filter *f = &o->filter;
+    const char **list = opt == 'F' ? f->only : opt == 'N' ? f->exclude : o->libs;
+    size_t *n = opt == 'F' ? &f->nonly : opt == 'N' ? &f->nexclude : &o->nlibs;
     if (!*glob) {
         err_msg("-%c: empty pattern", opt);
         return -1;
@@ -130,6 +136,7 @@ static int parse_args(int argc, char **argv, struct record_cli *cli)
         {"exclude", required_argument, NULL, 'N'},
         {"max-depth", required_argument, NULL, 'D'},
         {"min-duration", required_argument, NULL, OPT_MIN_DURATION},
+        {"lib", required_argument, NULL, 'l'},
         {"quiet", no_argument, NULL, 'q'},
         {"compress", no_argument, NULL, 'z'},
         {"open", no_argument, NULL, OPT_OPEN},
@@ -143,7 +150,7 @@ static int parse_args(int argc, char **argv, struct record_cli *cli)
     int c;
     opterr = 0;
     const char *errstr;
-    while ((c = getopt_long(argc, argv, "+:o:p:t:F:N:D:qzvhV", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+:o:p:t:F:N:D:l:qzvhV", longopts, NULL)) != -1) {
         int view_opt = view_option(&cli->view, c, optarg);
         if (view_opt < 0)
             return -1;
@@ -175,7 +182,8 @@ static int parse_args(int argc, char **argv, struct record_cli *cli)
             break;
         case 'F':
         case 'N':
-            if (add_glob(&cli->opts.filter, c, optarg) < 0)
+        case 'l':
+            if (add_glob(&cli->opts, c, optarg) < 0)
                 return -1;
             break;
         case 'D':
@@ -291,15 +299,23 @@ static int count_traceable(const struct elf_image *image)
     return n;
 }
 
+/* Bit i: globs[i] matches a traceable function of image. */
+static uint64_t glob_hits(const struct elf_image *image, const char *const *globs, size_t n)
+{
+    uint64_t hits = 0;
+    for (size_t i = 0; i < image->nfuncs; i++)
+        if (!image->funcs[i].skipped)
+            hits |= func_filter_glob_hits(globs, n, image->funcs[i].name);
+    return hits;
+}
+
 /* A pattern that matches nothing is most likely a typo: say so, and what there is. */
 static void warn_unmatched(const struct elf_image *image, int opt, const char *const *globs,
                            size_t n)
 {
+    uint64_t hits = glob_hits(image, globs, n);
     for (size_t g = 0; g < n; g++) {
-        size_t hits = 0;
-        for (size_t i = 0; i < image->nfuncs; i++)
-            hits += !image->funcs[i].skipped && fnmatch(globs[g], image->funcs[i].name, 0) == 0;
-        if (hits)
+        if (hits & (1ull << g))
             continue;
         char some[256] = "";
         size_t shown = 0;
@@ -314,10 +330,13 @@ static void warn_unmatched(const struct elf_image *image, int opt, const char *c
     }
 }
 
-/* Validates the program before anything is created: every bad input is one line, no run dir. */
-static int check_program(const char *program, const struct func_filter *filter, char *path,
+/* Validates the program before anything is created: every bad input is one line, no run dir.
+ * With -l, the libraries are only known once the program runs: the patterns are checked at the
+ * end (warn_unmatched_at_end), and an executable without symbols is fine. */
+static int check_program(const char *program, const struct record_cli *cli, char *path,
                          size_t pathlen)
 {
+    const struct func_filter *filter = &cli->opts.filter;
     char image_path[PATH_MAX];
     if (launch_resolve(program, path, pathlen, image_path, sizeof(image_path)) < 0)
         return -1;
@@ -325,6 +344,10 @@ static int check_program(const char *program, const struct func_filter *filter, 
     if (elf_image_load(&image, image_path) < 0)
         return -1;
     int n = count_traceable(&image);
+    if (cli->opts.nlibs) {
+        elf_image_free(&image);
+        return 0;
+    }
     warn_unmatched(&image, 'F', filter->only, filter->nonly);
     warn_unmatched(&image, 'N', filter->exclude, filter->nexclude);
     elf_image_free(&image);
@@ -361,6 +384,30 @@ static int exit_code_of(int status)
     if (WIFSIGNALED(status))
         return 128 + WTERMSIG(status);
     return 1;
+}
+
+static void warn_globs(int opt, const char *const *globs, size_t n, uint64_t matched,
+                       const char *what)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!(matched & (1ull << i)))
+            err_msg("warning: -%c %s: matches no %s", opt, globs[i], what);
+}
+
+/* With -l: the patterns that found nothing in the whole run, and the libraries it loaded. */
+static void warn_unmatched_at_end(const struct record_cli *cli, const struct session *s)
+{
+    const struct record_options *o = &cli->opts;
+    if (!o->nlibs)
+        return;
+    char what[700];
+    snprintf(what, sizeof(what), "library the program loaded (it loaded %s)",
+             *s->libs_seen ? s->libs_seen : "none");
+    warn_globs('l', o->libs, o->nlibs, s->lib_globs_matched, what);
+    const char *fwhat = "function of the program nor of the libraries -l selected";
+    warn_globs('F', o->filter.only, o->filter.nonly, s->only_matched, fwhat);
+    warn_globs('N', o->filter.exclude, o->filter.nexclude,
+               s->exclude_matched, fwhat);
 }
 
 static void print_summary(const char *run, const struct trace_json_stats *stats,
@@ -434,6 +481,7 @@ static int finish_run(const char *run, struct recorder *rec, const struct sessio
     if (rec_error)
         err_hint(rec_error == ENOSPC ? "free some space; the trace holds what was recorded" : NULL,
                  "writing %s/%s: %s", run, REC_FILE_NAME, strerror(rec_error));
+    warn_unmatched_at_end(cli, s);
     struct trace_json_stats stats;
     if (trace_json_export(run, cli->compress, &stats) < 0)
         return -1;
@@ -467,8 +515,7 @@ int cmd_record(int argc, char **argv)
         return 2;
     log_set_verbosity(cli.opts.verbose);
     char path[PATH_MAX] = "";
-    if (!cli.attach_pid &&
-        check_program(cli.program_argv[0], &cli.opts.filter, path, sizeof(path)) < 0)
+    if (!cli.attach_pid && check_program(cli.program_argv[0], &cli, path, sizeof(path)) < 0)
         return 2;
     char run[PATH_MAX], record[PATH_MAX], default_dir[64];
     cli.opts.rank = mpi_rank();

@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include "engine/session.h"
+#include "symbols/elf_image.h"
 
 /* Takes over the launched, seized child pid (not yet exec'd) and traces it and everything it
  * starts until all of them have ended. */
@@ -27,6 +28,16 @@ int engine_detach(struct session *s);
  * thread via; at_exec: p has just exec'd and via still sits in execve. Returns the number of
  * functions traced, or -1. */
 long engine_trace_executable(struct session *s, struct process *p, pid_t via, bool at_exec);
+
+/* -l: watches p's dynamic linker through the stopped thread via, and (attached, not at_exec)
+ * traces the matching libraries already loaded. Returns the number of functions traced. */
+long engine_watch_libraries(struct session *s, struct process *p, pid_t via, bool at_exec);
+/* -l: notes which -F/-N patterns match functions of image, for the warning about the patterns
+ * that matched nothing in the whole run. */
+void engine_note_filter_hits(struct session *s, const struct elf_image *image);
+/* A thread passed a BP_HOOK breakpoint at addr: the library list changed, or a library waiting
+ * for relocation is ready (libraries.c). */
+void engine_on_hook(struct session *s, struct thread *t, uint64_t addr);
 
 /* Pieces of the loop, one concern per file. */
 void engine_resume(struct thread *t, int sig);

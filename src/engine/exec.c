@@ -47,8 +47,12 @@ long engine_trace_executable(struct session *s, struct process *p, pid_t via, bo
         bias = entry ? entry - image.entry : 0;
     }
     long traced = probe_insert_entries(s, p, via, &image, bias);
+    if (s->opts->nlibs)
+        engine_note_filter_hits(s, &image);
     dbg(DBG_ENGINE, 1, "%s: %ld functions traced in process %d", exe, traced, (int)p->pid);
     elf_image_free(&image);
+    if (traced >= 0)
+        traced += engine_watch_libraries(s, p, via, at_exec);
     return traced;
 }
 

@@ -101,6 +101,13 @@ bool frames_return(struct shadow_stack *stack, uint64_t addr, uint64_t rsp, fram
     return true;
 }
 
+void frames_close_from(struct shadow_stack *stack, size_t index, unsigned flags, frame_end_fn end,
+                       void *ctx)
+{
+    while (stack->depth > index)
+        pop(stack, flags, end, ctx);
+}
+
 void frames_close_all(struct shadow_stack *stack, unsigned flags, frame_end_fn end, void *ctx)
 {
     while (stack->depth)

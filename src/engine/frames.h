@@ -47,6 +47,9 @@ bool frames_is_reentry(const struct shadow_stack *stack, const struct frame *cal
  * of the thread's calls (and every call above it). */
 bool frames_return(struct shadow_stack *stack, uint64_t addr, uint64_t rsp, frame_end_fn end,
                    void *ctx);
+/* Closes frames index and above, innermost first (their code was unmapped under them). */
+void frames_close_from(struct shadow_stack *stack, size_t index, unsigned flags, frame_end_fn end,
+                       void *ctx);
 /* Closes every open frame (thread or process end). */
 void frames_close_all(struct shadow_stack *stack, unsigned flags, frame_end_fn end, void *ctx);
 /* A copy of src with every frame marked inherited. */

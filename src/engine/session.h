@@ -63,6 +63,8 @@ struct record_options {
     bool follow_forks;
     const char *rank; /* MPI rank, shown in process names; NULL outside MPI */
     struct func_filter filter;
+    const char *libs[FUNC_FILTER_MAX]; /* -l: globs on shared objects' names */
+    size_t nlibs;
 };
 
 struct session {
@@ -88,6 +90,11 @@ struct session {
     uint64_t skipped_functions;
     uint64_t untraced_processes; /* no /proc/PID/mem: followed, but their calls not recorded */
     uint64_t uncatchable_returns;
+    /* -l: bit i says -l glob i matched a library, -F / -N glob i a function (with -l the
+     * patterns that matched nothing are told at the end); the libraries seen, to name them */
+    uint64_t lib_globs_matched;
+    uint64_t only_matched, exclude_matched;
+    char libs_seen[512];
 };
 
 int session_init(struct session *s, const struct record_options *opts, struct recorder *rec,

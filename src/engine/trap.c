@@ -61,6 +61,14 @@ void engine_on_trap(struct session *s, struct thread *t)
         engine_resume(t, 0);
         return;
     }
+    struct breakpoint hook;
+    if (bp->kinds & BP_HOOK) {
+        hook = *bp;
+        engine_on_hook(s, t, hook.addr); /* may add and forget breakpoints */
+        bp = breakpoint_at(t->proc->as, hook.addr);
+        if (!bp)
+            bp = &hook;
+    }
     if (bp->kinds & BP_RETURN) {
         struct frame_end_ctx ctx = {s, t};
         frames_return(&t->stack, bp->addr, regs.rsp, session_frame_end, &ctx);

@@ -30,6 +30,9 @@ void addrspace_unref(struct addrspace *as)
     free(slot->value);
     addr_map_free(&as->breakpoints);
     maps_free(&as->maps);
+    for (size_t i = 0; i < as->linker.nlibs; i++)
+        traced_lib_clear(&as->linker.libs[i]);
+    free(as->linker.libs);
     while (as->chunks) {
         struct scratch_chunk *next = as->chunks->next;
         free(as->chunks);
@@ -38,12 +41,60 @@ void addrspace_unref(struct addrspace *as)
     free(as);
 }
 
+void traced_lib_clear(struct traced_lib *lib)
+{
+    for (size_t i = 0; i < lib->npending; i++)
+        free(lib->pending[i].name);
+    free(lib->pending);
+    lib->pending = NULL;
+    lib->npending = 0;
+}
+
+static int copy_pending(struct traced_lib *dst, const struct traced_lib *src)
+{
+    dst->pending = calloc(src->npending ? src->npending : 1, sizeof(*dst->pending));
+    if (!dst->pending)
+        return -1;
+    for (size_t i = 0; i < src->npending; i++) {
+        dst->pending[i].resolver = src->pending[i].resolver;
+        dst->pending[i].name = strdup(src->pending[i].name);
+        if (!dst->pending[i].name)
+            return -1;
+    }
+    return 0;
+}
+
+/* A forked child has the libraries its parent had, and waits for the same notifications. */
+static int copy_linker(struct linker_watch *dst, const struct linker_watch *src)
+{
+    *dst = *src;
+    dst->libs = NULL;
+    dst->nlibs = 0;
+    if (!src->nlibs)
+        return 0;
+    dst->libs = calloc(src->nlibs, sizeof(*dst->libs));
+    if (!dst->libs)
+        return -1;
+    for (size_t i = 0; i < src->nlibs; i++) {
+        dst->libs[i] = src->libs[i];
+        dst->libs[i].pending = NULL;
+        dst->nlibs++;
+        if (src->libs[i].npending && copy_pending(&dst->libs[i], &src->libs[i]) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 struct addrspace *addrspace_copy(const struct addrspace *as)
 {
     struct addrspace *copy = addrspace_new();
     if (!copy)
         return NULL;
     copy->syscall_gadget = as->syscall_gadget;
+    if (copy_linker(&copy->linker, &as->linker) < 0) {
+        addrspace_unref(copy);
+        return NULL;
+    }
     ADDR_MAP_FOREACH(&as->breakpoints, slot)
     {
         struct breakpoint *bp = malloc(sizeof(*bp));

@@ -32,8 +32,8 @@ static struct breakpoint *add_breakpoint(struct addrspace *as, uint64_t addr, ui
 
 /* Relocates the instruction at addr into a slot near it; fills bp->resume. */
 static int place_out_of_line(struct process *p, pid_t tid, csh decoder, const uint8_t *code,
-                             size_t avail, uint64_t addr, size_t chunk_hint,
-                             struct breakpoint *bp, const char **why)
+                             size_t avail, uint64_t addr, size_t chunk_hint, struct breakpoint *bp,
+                             const char **why)
 {
     uint64_t slot = scratch_alloc(p, tid, addr, SCRATCH_SLOT, chunk_hint);
     if (!slot) {
@@ -62,7 +62,8 @@ static bool branches_to_entry(const uint8_t *code, uint64_t size)
 {
     for (uint64_t i = 0; i + 2 <= size; i++) {
         uint8_t op = code[i];
-        if ((op == 0xeb || (op >= 0x70 && op <= 0x7f)) && (int64_t)(i + 2) + (int8_t)code[i + 1] == 0)
+        if ((op == 0xeb || (op >= 0x70 && op <= 0x7f)) &&
+            (int64_t)(i + 2) + (int8_t)code[i + 1] == 0)
             return true;
         int32_t d32;
         if (op == 0xe9 && i + 5 <= size) {
@@ -93,6 +94,40 @@ static int read_segment(struct process *p, uint64_t start, uint64_t size, uint8_
     return 0;
 }
 
+/* Puts an entry breakpoint at addr, whose bytes (as the program sees them) are code[0..avail);
+ * body is how much of them is the function. Returns 1 when traced, 0 when skipped, -1 when out
+ * of memory. */
+static int insert_entry(struct session *s, struct process *p, pid_t tid, uint32_t image_id,
+                        const uint8_t *code, size_t avail, uint64_t body, uint64_t addr,
+                        uint64_t size, const char *name, size_t chunk_hint)
+{
+    if (breakpoint_at(p->as, addr))
+        return 0;
+    struct breakpoint bp = {.addr = addr,
+                            .orig = code[0],
+                            .kinds = BP_ENTRY,
+                            .loop_head = branches_to_entry(code, body)};
+    const char *why = NULL;
+    if (place_out_of_line(p, tid, s->decoder, code, avail, addr, chunk_hint, &bp, &why) < 0) {
+        dbg(DBG_PROBE, 1, "skipping %s: %s", name, why);
+        s->skipped_functions++;
+        return 0;
+    }
+    bp.func = s->next_func_id++;
+    struct breakpoint *stored = add_breakpoint(p->as, addr, bp.orig);
+    if (!stored)
+        return -1;
+    *stored = bp;
+    rec_func(s->rec, bp.func, image_id, addr, size, name);
+    if (mem_write(p->mem_fd, addr, &int3, 1) < 0) {
+        dbg(DBG_PROBE, 1, "cannot write a breakpoint at %s: %s", name, strerror(errno));
+        addr_map_del(&p->as->breakpoints, addr);
+        free(stored);
+        return 0;
+    }
+    return 1;
+}
+
 static long insert_segment(struct session *s, struct process *p, pid_t tid,
                            const struct elf_image *image, uint32_t image_id, uint64_t bias,
                            const struct exec_segment *seg, size_t chunk_hint)
@@ -119,35 +154,13 @@ static long insert_segment(struct session *s, struct process *p, pid_t tid,
             continue;
         }
         uint64_t off = f->addr - seg->vaddr;
-        uint64_t addr = f->addr + bias;
         size_t avail = (size_t)(seg->memsz - off) + X86_MAX_INSN;
-        if (breakpoint_at(p->as, addr))
-            continue;
         uint64_t body = f->size < seg->memsz - off ? f->size : seg->memsz - off;
-        struct breakpoint bp = {.addr = addr,
-                                .orig = text[off],
-                                .kinds = BP_ENTRY,
-                                .loop_head = branches_to_entry(text + off, body)};
-        const char *why = NULL;
-        if (place_out_of_line(p, tid, s->decoder, text + off, avail, addr, chunk_hint, &bp,
-                              &why) < 0) {
-            dbg(DBG_PROBE, 1, "skipping %s: %s", f->name, why);
-            s->skipped_functions++;
-            continue;
-        }
-        bp.func = s->next_func_id++;
-        struct breakpoint *stored = add_breakpoint(p->as, addr, bp.orig);
-        if (!stored)
+        int rc = insert_entry(s, p, tid, image_id, text + off, avail, body, f->addr + bias, f->size,
+                              f->name, chunk_hint);
+        if (rc < 0)
             break;
-        *stored = bp;
-        rec_func(s->rec, bp.func, image_id, addr, f->size, f->name);
-        if (mem_write(p->mem_fd, addr, &int3, 1) < 0) {
-            dbg(DBG_PROBE, 1, "cannot write a breakpoint at %s: %s", f->name, strerror(errno));
-            addr_map_del(&p->as->breakpoints, addr);
-            free(stored);
-            continue;
-        }
-        traced++;
+        traced += rc;
     }
     free(text);
     return traced;
@@ -161,8 +174,7 @@ long probe_insert_entries(struct session *s, struct process *p, pid_t tid,
     rec_image(s->rec, image_id, p->pid, bias, image->path);
     long total = 0;
     for (size_t i = 0; i < image->nsegments; i++) {
-        long n = insert_segment(s, p, tid, image, image_id, bias, &image->segments[i],
-                                chunk_hint);
+        long n = insert_segment(s, p, tid, image, image_id, bias, &image->segments[i], chunk_hint);
         if (n < 0)
             return -1;
         total += n;
@@ -204,8 +216,7 @@ static bool is_executable(struct process *p, uint64_t addr)
     return m && m->exec && !m->write;
 }
 
-struct breakpoint *probe_return_site(struct session *s, struct process *p, pid_t tid,
-                                     uint64_t addr)
+struct breakpoint *probe_return_site(struct session *s, struct process *p, pid_t tid, uint64_t addr)
 {
     struct breakpoint *bp = breakpoint_at(p->as, addr);
     if (bp) {
@@ -231,4 +242,76 @@ struct breakpoint *probe_return_site(struct session *s, struct process *p, pid_t
     s->uncatchable_returns++;
     bp->kinds = 0;
     return bp;
+}
+
+int probe_insert_function(struct session *s, struct process *p, pid_t tid, uint32_t image_id,
+                          uint64_t addr, const char *name)
+{
+    uint8_t code[2 * X86_MAX_INSN];
+    if (read_original(p, addr, code, sizeof(code)) < 0) {
+        dbg(DBG_PROBE, 1, "skipping %s: cannot read its code at %#llx", name,
+            (unsigned long long)addr);
+        return 0;
+    }
+    /* No size is known: no loop-head scan (an implementation picked by an IFUNC resolver is a
+     * leaf routine, not a loop back to its own first byte). */
+    return insert_entry(s, p, tid, image_id, code, sizeof(code), 0, addr, 0, name,
+                        RETURN_SITE_RESERVE * SCRATCH_SLOT);
+}
+
+struct breakpoint *probe_insert_hook(struct session *s, struct process *p, pid_t tid, uint64_t addr)
+{
+    struct breakpoint *bp = breakpoint_at(p->as, addr);
+    if (bp && bp->kinds) {
+        bp->kinds |= BP_HOOK;
+        return bp;
+    }
+    uint8_t code[2 * X86_MAX_INSN];
+    const char *why = "cannot read the code";
+    if (bp || read_original(p, addr, code, sizeof(code)) < 0)
+        goto fail;
+    bp = add_breakpoint(p->as, addr, code[0]);
+    if (!bp)
+        return NULL;
+    if (place_out_of_line(p, tid, s->decoder, code, sizeof(code), addr, 64 * SCRATCH_SLOT, bp,
+                          &why) == 0 &&
+        mem_write(p->mem_fd, addr, &int3, 1) == 0) {
+        bp->kinds = BP_HOOK;
+        return bp;
+    }
+    addr_map_del(&p->as->breakpoints, addr);
+    free(bp);
+fail:
+    dbg(DBG_PROBE, 1, "cannot hook %#llx: %s", (unsigned long long)addr, why);
+    return NULL;
+}
+
+void probe_forget(struct addrspace *as, uint64_t lo, uint64_t hi, uint32_t func_lo,
+                  uint32_t func_hi)
+{
+    size_t n = 0, cap = 0;
+    uint64_t *doomed = NULL;
+    ADDR_MAP_FOREACH(&as->breakpoints, slot)
+    {
+        const struct breakpoint *bp = slot->value;
+        bool in_range = bp->addr >= lo && bp->addr < hi;
+        bool its_func = (bp->kinds & BP_ENTRY) && bp->func >= func_lo && bp->func < func_hi;
+        if (!in_range && !its_func)
+            continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 256;
+            uint64_t *more = reallocarray(doomed, cap, sizeof(*doomed));
+            if (!more)
+                break; /* what is left stays: it only costs memory */
+            doomed = more;
+        }
+        doomed[n++] = bp->addr;
+    }
+    for (size_t i = 0; i < n; i++) {
+        free(addr_map_get(&as->breakpoints, doomed[i]));
+        addr_map_del(&as->breakpoints, doomed[i]);
+    }
+    free(doomed);
+    dbg(DBG_PROBE, 2, "forgot %zu breakpoints in %#llx-%#llx", n, (unsigned long long)lo,
+        (unsigned long long)hi);
 }

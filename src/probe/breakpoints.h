@@ -20,4 +20,20 @@ long probe_insert_entries(struct session *s, struct process *p, pid_t tid,
 struct breakpoint *probe_return_site(struct session *s, struct process *p, pid_t tid,
                                      uint64_t addr);
 
+/* Traces the one function at runtime address addr (an implementation an IFUNC resolver chose)
+ * under name, as part of image image_id. Returns 1 when traced, 0 when not, -1 out of memory. */
+int probe_insert_function(struct session *s, struct process *p, pid_t tid, uint32_t image_id,
+                          uint64_t addr, const char *name);
+
+/* A BP_HOOK breakpoint at addr: the engine is told when a thread passes there, and the thread
+ * goes on as if nothing happened. Returns it, or NULL when it cannot be placed. */
+struct breakpoint *probe_insert_hook(struct session *s, struct process *p, pid_t tid,
+                                     uint64_t addr);
+
+/* Forgets, without touching the program's memory, every breakpoint in [lo, hi) and every entry
+ * of a function with an id in [func_lo, func_hi): the code they were in has been unmapped, and
+ * whatever is mapped there next is not ours to write. */
+void probe_forget(struct addrspace *as, uint64_t lo, uint64_t hi, uint32_t func_lo,
+                  uint32_t func_hi);
+
 #endif

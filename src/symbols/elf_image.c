@@ -175,7 +175,8 @@ static Elf_Scn *find_symtab(Elf *elf, GElf_Shdr *shdr_out)
     return dynsym;
 }
 
-/* Prefers a global name over a weak or local alias of the same address. */
+/* Prefers a global name over a weak or local alias of the same address, and then a public
+ * name over one starting with '_'. */
 static int binding_rank(unsigned char info)
 {
     switch (GELF_ST_BIND(info)) {
@@ -202,7 +203,54 @@ static int compare_raw(const void *a, const void *b)
         return x->addr < y->addr ? -1 : 1;
     if (x->rank != y->rank)
         return x->rank - y->rank;
+    /* libc's printf is also _IO_printf: the public name is the one users write with -F */
+    bool x_internal = x->name[0] == '_', y_internal = y->name[0] == '_';
+    if (x_internal != y_internal)
+        return x_internal ? 1 : -1;
     return strcmp(x->name, y->name);
+}
+
+/* One entry per name: a versioned symbol may be listed once per version. */
+static int add_ifunc(struct elf_image *image, uint64_t resolver, const char *name)
+{
+    for (size_t i = 0; i < image->nifuncs; i++)
+        if (strcmp(image->ifuncs[i].name, name) == 0)
+            return 0;
+    struct ifunc_symbol *list =
+        reallocarray(image->ifuncs, image->nifuncs + 1, sizeof(*image->ifuncs));
+    if (!list)
+        return -1;
+    image->ifuncs = list;
+    char *copy = strdup(name);
+    if (!copy)
+        return -1;
+    image->ifuncs[image->nifuncs++] = (struct ifunc_symbol){resolver, copy};
+    return 0;
+}
+
+/* DT_SONAME, the name other objects ask for ("libsqlite3.so.0"), and DT_INIT. */
+static void read_dynamic(struct elf_image *image, Elf *elf)
+{
+    for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
+        GElf_Shdr shdr;
+        if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_DYNAMIC)
+            continue;
+        Elf_Data *data = elf_getdata(scn, NULL);
+        size_t count = data && shdr.sh_entsize ? data->d_size / shdr.sh_entsize : 0;
+        for (size_t i = 0; i < count; i++) {
+            GElf_Dyn dyn;
+            if (!gelf_getdyn(data, (int)i, &dyn))
+                continue;
+            if (dyn.d_tag == DT_INIT)
+                image->init = dyn.d_un.d_ptr;
+            if (dyn.d_tag != DT_SONAME || image->soname)
+                continue;
+            const char *name = elf_strptr(elf, shdr.sh_link, dyn.d_un.d_val);
+            if (name && *name)
+                image->soname = strdup(name);
+        }
+        return;
+    }
 }
 
 static int read_functions(struct elf_image *image, Elf *elf, char *why, size_t whylen)
@@ -225,11 +273,21 @@ static int read_functions(struct elf_image *image, Elf *elf, char *why, size_t w
         GElf_Sym sym;
         if (!gelf_getsym(data, (int)i, &sym))
             continue;
-        if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF || !sym.st_size)
+        int type = GELF_ST_TYPE(sym.st_info);
+        if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF ||
+            !sym.st_size)
             continue;
         const char *name = elf_strptr(elf, shdr.sh_link, sym.st_name);
         if (!name || !*name || !in_exec_segment(image, sym.st_value, sym.st_size))
             continue;
+        if (type == STT_GNU_IFUNC) {
+            if (add_ifunc(image, sym.st_value, name) < 0) {
+                free(raw);
+                snprintf(why, whylen, "out of memory");
+                return -1;
+            }
+            continue;
+        }
         raw[n++] = (struct raw_symbol){sym.st_value, sym.st_size, binding_rank(sym.st_info), name};
     }
     qsort(raw, n, sizeof(*raw), compare_raw);
@@ -253,7 +311,7 @@ static int read_functions(struct elf_image *image, Elf *elf, char *why, size_t w
 }
 
 /* Everything after the header check, shared by the file and memory loaders. */
-static int load_checked(struct elf_image *image, Elf *elf, const char *path)
+static int load_checked(struct elf_image *image, Elf *elf, const char *path, bool symbols)
 {
     char why[256];
     GElf_Ehdr ehdr;
@@ -266,8 +324,10 @@ static int load_checked(struct elf_image *image, Elf *elf, const char *path)
         snprintf(why, sizeof(why), "out of memory");
     if (rc == 0)
         rc = read_segments(image, elf, why, sizeof(why));
-    if (rc == 0)
+    if (rc == 0 && symbols)
         rc = read_functions(image, elf, why, sizeof(why));
+    if (rc == 0)
+        read_dynamic(image, elf);
     if (rc < 0) {
         err_msg("%s: %s", path, why);
         elf_image_free(image);
@@ -278,7 +338,7 @@ static int load_checked(struct elf_image *image, Elf *elf, const char *path)
     return 0;
 }
 
-int elf_image_load(struct elf_image *image, const char *path)
+static int load_file(struct elf_image *image, const char *path, bool symbols)
 {
     char why[256];
     int fd;
@@ -288,10 +348,20 @@ int elf_image_load(struct elf_image *image, const char *path)
         err_msg("%s: %s", path, why);
         return -1;
     }
-    int rc = load_checked(image, elf, path);
+    int rc = load_checked(image, elf, path, symbols);
     elf_end(elf);
     close(fd);
     return rc;
+}
+
+int elf_image_load(struct elf_image *image, const char *path)
+{
+    return load_file(image, path, true);
+}
+
+int elf_image_load_headers(struct elf_image *image, const char *path)
+{
+    return load_file(image, path, false);
 }
 
 int elf_image_load_memory(struct elf_image *image, const char *name, void *data, size_t size)
@@ -306,7 +376,7 @@ int elf_image_load_memory(struct elf_image *image, const char *name, void *data,
         err_msg("%s: %s", name, why);
         return -1;
     }
-    int rc = load_checked(image, elf, name);
+    int rc = load_checked(image, elf, name, true);
     elf_end(elf);
     return rc;
 }
@@ -316,7 +386,44 @@ void elf_image_free(struct elf_image *image)
     for (size_t i = 0; i < image->nfuncs; i++)
         free(image->funcs[i].name);
     free(image->funcs);
+    for (size_t i = 0; i < image->nifuncs; i++)
+        free(image->ifuncs[i].name);
+    free(image->ifuncs);
+    free(image->soname);
     free(image->segments);
     free(image->path);
     memset(image, 0, sizeof(*image));
+}
+
+/* Reads both tables: .symtab has local names (a stripped file has none), .dynsym the exported
+ * ones, and the dynamic linker's _r_debug is only in the latter once stripped. */
+int elf_lookup_symbols(const char *path, const char *const *names, uint64_t *values, size_t n)
+{
+    char why[256];
+    int fd;
+    Elf *elf = NULL;
+    memset(values, 0, n * sizeof(*values));
+    if (open_elf(path, &fd, &elf, why, sizeof(why)) < 0) {
+        dbg(DBG_SYMBOLS, 1, "%s: %s", path, why);
+        return -1;
+    }
+    for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
+        GElf_Shdr shdr;
+        if (!gelf_getshdr(scn, &shdr) || (shdr.sh_type != SHT_SYMTAB && shdr.sh_type != SHT_DYNSYM))
+            continue;
+        Elf_Data *data = elf_getdata(scn, NULL);
+        size_t count = data && shdr.sh_entsize ? data->d_size / shdr.sh_entsize : 0;
+        for (size_t i = 0; i < count; i++) {
+            GElf_Sym sym;
+            if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF)
+                continue;
+            const char *name = elf_strptr(elf, shdr.sh_link, sym.st_name);
+            for (size_t k = 0; name && k < n; k++)
+                if (!values[k] && strcmp(name, names[k]) == 0)
+                    values[k] = sym.st_value;
+        }
+    }
+    elf_end(elf);
+    close(fd);
+    return 0;
 }

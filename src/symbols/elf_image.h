@@ -9,8 +9,8 @@
 struct func_symbol {
     uint64_t addr; /* link-time address (st_value); add the load bias for the runtime one */
     uint64_t size;
-    char *name;    /* demangled */
-    bool skipped;  /* C runtime start-up code: known but never traced */
+    char *name;   /* demangled */
+    bool skipped; /* C runtime start-up code: known but never traced */
 };
 
 struct exec_segment {
@@ -18,8 +18,17 @@ struct exec_segment {
     uint64_t memsz;
 };
 
+/* An STT_GNU_IFUNC symbol: addr is its resolver, which returns the implementation chosen for
+ * this machine; the resolver is not the function and never gets a breakpoint itself. */
+struct ifunc_symbol {
+    uint64_t resolver; /* link-time */
+    char *name;
+};
+
 struct elf_image {
     char *path;
+    char *soname;   /* DT_SONAME, NULL when it has none */
+    uint64_t init;  /* DT_INIT, link-time: the first code the dynamic linker runs in it; 0: none */
     bool pie;       /* ET_DYN: loaded at a bias */
     bool is_static; /* no PT_INTERP */
     uint64_t entry; /* e_entry, link-time */
@@ -27,14 +36,22 @@ struct elf_image {
     size_t nfuncs;
     struct exec_segment *segments;
     size_t nsegments;
+    struct ifunc_symbol *ifuncs;
+    size_t nifuncs;
 };
 
 /* Loads path; on failure prints one "calltrace: PATH: WHY" line and returns -1. */
 int elf_image_load(struct elf_image *image, const char *path);
+/* The same without the symbols (no funcs, no ifuncs): a quick look at a library that may not
+ * be traced at all. */
+int elf_image_load_headers(struct elf_image *image, const char *path);
 /* The same from an image in memory (size bytes at data, which libelf may convert in place
  * and which must outlive the call); name is for messages. */
 int elf_image_load_memory(struct elf_image *image, const char *name, void *data, size_t size);
 void elf_image_free(struct elf_image *image);
+/* Looks the n names up in path's symbol tables (.symtab, then .dynsym): values[i] is the
+ * link-time value of names[i], 0 when absent. Returns 0, or -1 when path is unreadable. */
+int elf_lookup_symbols(const char *path, const char *const *names, uint64_t *values, size_t n);
 /* Checks only that path is an ELF executable for this machine; fills why on failure. */
 int elf_check_executable(const char *path, char *why, size_t whylen);
 

@@ -16,3 +16,12 @@ bool func_filter_selects(const struct func_filter *f, const char *name)
         return false;
     return !matches_any(f->exclude, f->nexclude, name);
 }
+
+uint64_t func_filter_glob_hits(const char *const *globs, size_t n, const char *name)
+{
+    uint64_t hits = 0;
+    for (size_t i = 0; i < n; i++)
+        if (fnmatch(globs[i], name, 0) == 0)
+            hits |= 1ull << i;
+    return hits;
+}

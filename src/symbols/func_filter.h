@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define FUNC_FILTER_MAX 64
 
@@ -16,5 +17,7 @@ struct func_filter {
 
 /* Globs as fnmatch(3) reads them, against the demangled name. */
 bool func_filter_selects(const struct func_filter *f, const char *name);
+/* Bit i set when globs[i] matches name: which patterns found something, to warn of the rest. */
+uint64_t func_filter_glob_hits(const char *const *globs, size_t n, const char *name);
 
 #endif

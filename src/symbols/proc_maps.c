@@ -100,6 +100,11 @@ uint64_t maps_find_gap(const struct mapping_list *list, uint64_t near, uint64_t 
 
 uint64_t auxv_entry(pid_t pid)
 {
+    return auxv_value(pid, AT_ENTRY);
+}
+
+uint64_t auxv_value(pid_t pid, uint64_t type)
+{
     char path[64];
     snprintf(path, sizeof(path), "/proc/%d/auxv", (int)pid);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -109,7 +114,31 @@ uint64_t auxv_entry(pid_t pid)
     ssize_t n = read(fd, aux, sizeof(aux));
     close(fd);
     for (ssize_t i = 0; n > 0 && i < n / (ssize_t)sizeof(aux[0]); i++)
-        if (aux[i].a_type == AT_ENTRY)
+        if (aux[i].a_type == type)
             return aux[i].a_un.a_val;
     return 0;
+}
+
+int maps_path_at(pid_t pid, uint64_t addr, char *path, size_t len)
+{
+    char name[64], line[4096 + 128];
+    snprintf(name, sizeof(name), "/proc/%d/maps", (int)pid);
+    FILE *f = fopen(name, "re");
+    if (!f)
+        return -1;
+    int rc = -1;
+    while (rc < 0 && fgets(line, sizeof(line), f)) {
+        unsigned long long start, end;
+        int name_at = 0;
+        if (sscanf(line, "%llx-%llx %*s %*s %*s %*s %n", &start, &end, &name_at) < 2 ||
+            addr < start || addr >= end || !name_at || line[name_at] != '/')
+            continue;
+        line[strcspn(line, "\n")] = '\0';
+        if (strlen(line + name_at) < len) {
+            strcpy(path, line + name_at);
+            rc = 0;
+        }
+    }
+    fclose(f);
+    return rc;
 }

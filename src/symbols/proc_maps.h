@@ -29,5 +29,9 @@ uint64_t maps_find_gap(const struct mapping_list *list, uint64_t near, uint64_t 
                        uint64_t reach);
 /* AT_ENTRY from /proc/PID/auxv, or 0. */
 uint64_t auxv_entry(pid_t pid);
+/* Any entry of /proc/PID/auxv (AT_BASE: where the dynamic linker is), or 0. */
+uint64_t auxv_value(pid_t pid, uint64_t type);
+/* The file mapped at addr in pid; 0, or -1 when addr maps no file (or path is too short). */
+int maps_path_at(pid_t pid, uint64_t addr, char *path, size_t len);
 
 #endif

@@ -107,6 +107,30 @@ build() {
     mv -f "$tmp" "$BIN"
 }
 
+# build_shared NAME OPT OUT_PATH [EXTRA_FLAGS...] -> sets LIB to tests/build/progs/OUT_PATH:
+# tests/progs/NAME.c as a shared library (-shared -fPIC -g -OPT), for the -l tests.
+build_shared() {
+    local name=$1 opt=$2 out=$3
+    shift 3
+    local src=$PROGS_DIR/$name.c
+    [ -f "$src" ] || fail "no source for test library '$name' in $PROGS_DIR"
+    LIB=$BUILD_DIR/$out
+    # the flags are part of what was built: rebuild when they change
+    local stamp=$LIB.flags flags="-$opt $*"
+    if [ -f "$LIB" ] && [ "$LIB" -nt "$src" ] && [ "$LIB" -nt "$PROGS_DIR/common.h" ] &&
+        [ "$(cat "$stamp" 2>/dev/null)" = "$flags" ]; then
+        return 0
+    fi
+    mkdir -p "$(dirname "$LIB")" || fail "cannot create $(dirname "$LIB")"
+    local tmp=$LIB.tmp.$$ log=$T/build.log
+    if ! ${CC:-gcc} -g "-$opt" -shared -fPIC -Wall -o "$tmp" "$src" "$@" >"$log" 2>&1; then
+        rm -f "$tmp"
+        fail "cannot build lib$name at -$opt ($*): $(head -c 2000 "$log")"
+    fi
+    mv -f "$tmp" "$LIB"
+    printf '%s' "$flags" >"$stamp"
+}
+
 _next_files() {
     _RUN_SEQ=$((_RUN_SEQ + 1))
     _OUT=$T/out.$_RUN_SEQ _ERR=$T/err.$_RUN_SEQ

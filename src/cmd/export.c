@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include "cmd/commands.h"
+#include "output/call_dirs.h"
+#include "symbols/capture_plan.h"
 #include "output/run_dir.h"
 #include "output/trace_json.h"
 #include "record/format.h"
@@ -65,5 +67,10 @@ int cmd_export(int argc, char **argv)
     if (!quiet)
         fprintf(stderr, "calltrace: trace in %s/%s: %llu calls\n", run, stats.file_name,
                 (unsigned long long)stats.calls);
+    struct call_dirs_stats dirs; /* -A/-R runs: the call folders too, with the default cap */
+    if (call_dirs_export(run, CALL_DIRS_DEFAULT, &dirs) < 0)
+        return 1;
+    if (!quiet && dirs.calls)
+        call_dirs_print_summary(run, &dirs, CALL_DIRS_DEFAULT);
     return 0;
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "arch/x86_64/relocate.h"
+#include "engine/arg_capture.h"
 #include "probe/memory.h"
 #include "probe/scratch.h"
 #include "symbols/proc_maps.h"
@@ -141,6 +142,7 @@ static long insert_segment(struct session *s, struct process *p, pid_t tid,
             break;
         *stored = bp;
         rec_func(s->rec, bp.func, image_id, addr, f->size, f->name);
+        capture_plan_function(s, image->path, f->addr, f->name, bp.func);
         if (mem_write(p->mem_fd, addr, &int3, 1) < 0) {
             dbg(DBG_PROBE, 1, "cannot write a breakpoint at %s: %s", f->name, strerror(errno));
             addr_map_del(&p->as->breakpoints, addr);

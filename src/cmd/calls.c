@@ -82,7 +82,9 @@ static void print_signature(const char *name, const cJSON *call)
 {
     const cJSON *ret = cJSON_GetObjectItemCaseSensitive(call, "return");
     const char *rtype = ret ? str_of(ret, "type") : NULL;
-    printf("%s %s(", rtype ? rtype : "void", name);
+    /* a C++ name carries its parameter types already: the names follow in brackets */
+    bool cxx = strchr(name, '(') != NULL;
+    printf(cxx ? "%s  [" : "%s(", name);
     const cJSON *p, *params = cJSON_GetObjectItemCaseSensitive(call, "params");
     const char *sep = "";
     cJSON_ArrayForEach(p, params)
@@ -91,7 +93,7 @@ static void print_signature(const char *name, const cJSON *call)
                str_of(p, "name") ? str_of(p, "name") : "?");
         sep = ", ";
     }
-    printf(")%s", cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(call, "raw_registers"))
+    printf("%s -> %s%s", cxx ? "]" : ")", rtype ? rtype : "void", cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(call, "raw_registers"))
                       ? " [no DWARF: raw registers]"
                       : "");
 }

@@ -306,9 +306,10 @@ static void put_pointer(struct text *out, const struct ctype *t, const uint8_t *
         return;
     }
     if (ctype_is_string(t)) {
-        size_t n = p->len && !(p->flags & CHUNK_CUT) ? p->len - 1 : p->len; /* its NUL */
+        /* up to the first NUL, as C reads it, whatever length was captured */
+        const uint8_t *nul = memchr(p->bytes, 0, p->len);
         text_put(out, " ", 1);
-        put_string(out, p->bytes, n, p->flags & CHUNK_CUT);
+        put_string(out, p->bytes, nul ? (size_t)(nul - p->bytes) : p->len, !nul);
     }
 }
 

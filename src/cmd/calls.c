@@ -93,9 +93,10 @@ static void print_signature(const char *name, const cJSON *call)
                str_of(p, "name") ? str_of(p, "name") : "?");
         sep = ", ";
     }
-    printf("%s -> %s%s", cxx ? "]" : ")", rtype ? rtype : "void", cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(call, "raw_registers"))
-                      ? " [no DWARF: raw registers]"
-                      : "");
+    printf("%s -> %s%s", cxx ? "]" : ")", rtype ? rtype : "void",
+           cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(call, "raw_registers"))
+               ? " [no DWARF: raw registers]"
+               : "");
 }
 
 static cJSON *read_call(const char *run, const char *folder, long n)
@@ -124,8 +125,8 @@ static int summary(const char *run, cJSON *index, bool json)
         if (json) {
             cJSON *o = cJSON_Duplicate(f, true);
             if (first) {
-                cJSON *params = cJSON_Duplicate(
-                    cJSON_GetObjectItemCaseSensitive(first, "params"), true);
+                cJSON *params =
+                    cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(first, "params"), true);
                 cJSON *p;
                 cJSON_ArrayForEach(p, params) /* names and types only */
                 {
@@ -158,8 +159,7 @@ static int summary(const char *run, cJSON *index, bool json)
     return 0;
 }
 
-static int one_call(const char *run, cJSON *index, const char *func, const char *number,
-                    bool json)
+static int one_call(const char *run, cJSON *index, const char *func, const char *number, bool json)
 {
     long long n;
     if (cli_number("N", number, 1, UINT32_MAX, &n) < 0)
@@ -174,14 +174,13 @@ static int one_call(const char *run, cJSON *index, const char *func, const char 
         return 1;
     }
     if (n > num_of(found, "calls")) {
-        err_msg("%s: %s has %.0f recorded calls, not %lld", run, func, num_of(found, "calls"),
-                n);
+        err_msg("%s: %s has %.0f recorded calls, not %lld", run, func, num_of(found, "calls"), n);
         return 1;
     }
     if (n > num_of(found, "folders")) {
         err_hint("record again with a larger --max-call-dirs",
-                 "%s: call %lld of %s has no folder: only the first %.0f were kept", run, n,
-                 func, num_of(found, "folders"));
+                 "%s: call %lld of %s has no folder: only the first %.0f were kept", run, n, func,
+                 num_of(found, "folders"));
         return 1;
     }
     cJSON *call = read_call(run, str_of(found, "folder"), (long)n);
@@ -195,17 +194,15 @@ static int one_call(const char *run, cJSON *index, const char *func, const char 
         cJSON_Delete(call);
         return 0;
     }
-    printf("%s #%lld  pid %.0f  tid %.0f  entry %.3f us  exit %.3f us%s\n", func, n,
-           num_of(call, "pid"), num_of(call, "tid"), num_of(call, "entry_us"),
-           num_of(call, "exit_us"),
-           cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(call, "unfinished")) ? "  (unfinished)"
-                                                                              : "");
+    printf(
+        "%s #%lld  pid %.0f  tid %.0f  entry %.3f us  exit %.3f us%s\n", func, n,
+        num_of(call, "pid"), num_of(call, "tid"), num_of(call, "entry_us"), num_of(call, "exit_us"),
+        cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(call, "unfinished")) ? "  (unfinished)" : "");
     if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(call, "raw_registers")))
         printf("  (no DWARF for %s: its argument registers, raw)\n", func);
     const cJSON *p, *params = cJSON_GetObjectItemCaseSensitive(call, "params");
-    cJSON_ArrayForEach(p, params)
-    printf("  %s = %s\n", str_of(p, "name") ? str_of(p, "name") : "?",
-           str_of(p, "value") ? str_of(p, "value") : "?");
+    cJSON_ArrayForEach(p, params) printf("  %s = %s\n", str_of(p, "name") ? str_of(p, "name") : "?",
+                                         str_of(p, "value") ? str_of(p, "value") : "?");
     const cJSON *ret = cJSON_GetObjectItemCaseSensitive(call, "return");
     if (ret)
         printf("  return = %s\n", str_of(ret, "value") ? str_of(ret, "value") : "?");

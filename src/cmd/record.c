@@ -379,9 +379,10 @@ static void warn_unmatched(const struct elf_image *image, int opt, const char *c
 }
 
 /* Validates the program before anything is created: every bad input is one line, no run dir. */
-static int check_program(const char *program, const struct func_filter *filter, char *path,
+static int check_program(const char *program, const struct record_options *opts, char *path,
                          size_t pathlen)
 {
+    const struct func_filter *filter = &opts->filter;
     char image_path[PATH_MAX];
     if (launch_resolve(program, path, pathlen, image_path, sizeof(image_path)) < 0)
         return -1;
@@ -391,6 +392,7 @@ static int check_program(const char *program, const struct func_filter *filter, 
     int n = count_traceable(&image);
     warn_unmatched(&image, 'F', filter->only, filter->nonly);
     warn_unmatched(&image, 'N', filter->exclude, filter->nexclude);
+    warn_unmatched(&image, 'A', opts->capture.globs, opts->capture.nglobs);
     elf_image_free(&image);
     if (n == 0 && strcmp(image_path, path) != 0) {
         err_hint("calltrace traces the interpreter of a script; give it one built with symbols",
@@ -515,7 +517,7 @@ int cmd_record(int argc, char **argv)
         return 2;
     log_set_verbosity(cli.opts.verbose);
     char path[PATH_MAX] = "";
-    if (!cli.attach_pid && check_program(cli.program_argv[0], &cli.opts.filter, path, sizeof(path)) < 0)
+    if (!cli.attach_pid && check_program(cli.program_argv[0], &cli.opts, path, sizeof(path)) < 0)
         return 2;
     char run[PATH_MAX], record[PATH_MAX], default_dir[64];
     cli.opts.rank = mpi_rank();

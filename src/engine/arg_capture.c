@@ -144,8 +144,8 @@ static ssize_t read_some(int fd, uint64_t addr, void *buf, size_t len)
     return n;
 }
 
-static void put_memory(struct values_buf *b, int fd, uint8_t kind, uint16_t param,
-                       uint64_t addr, size_t len, bool string)
+static void put_memory(struct values_buf *b, int fd, uint8_t kind, uint16_t param, uint64_t addr,
+                       size_t len, bool string)
 {
     size_t want = len;
     uint8_t *data = chunk_add(b, kind, param, addr, &len);
@@ -199,8 +199,7 @@ static void put_reads(struct values_buf *b, int fd, const struct capture_read *r
         uint64_t ptr, len = r->size;
         if (!word_value(&r->ptr, gprs, ngprs, stack, stack_len, &ptr) || !ptr)
             continue;
-        if (r->kind == READ_COUNTED &&
-            !word_value(&r->count, gprs, ngprs, stack, stack_len, &len))
+        if (r->kind == READ_COUNTED && !word_value(&r->count, gprs, ngprs, stack, stack_len, &len))
             continue;
         if (r->kind == READ_STRING)
             len = string_max;

@@ -44,9 +44,9 @@ struct dirs_writer {
     struct rec_header header;
     struct clock_anchor end;
     struct run_funcs *funcs;
-    struct addr_map threads;   /* tid -> struct thread_calls */
-    struct addr_map by_func;   /* func id + 1 -> struct func_dir */
-    struct func_dir **dirs;    /* in order of first call */
+    struct addr_map threads; /* tid -> struct thread_calls */
+    struct addr_map by_func; /* func id + 1 -> struct func_dir */
+    struct func_dir **dirs;  /* in order of first call */
     size_t ndirs;
     struct call_dirs_stats *stats;
     int error; /* first errno writing */
@@ -54,8 +54,8 @@ struct dirs_writer {
 
 static bool safe_char(char c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_' || c == '-' || c == '.' || c == '+';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-' || c == '.' || c == '+';
 }
 
 void call_dirs_folder_name(const char *name, char *out, size_t outlen)
@@ -89,7 +89,7 @@ static struct func_dir *dir_of(struct dirs_writer *w, uint32_t func)
     for (size_t i = 0; i < w->ndirs; i++) /* the same function in another process */
         if (strcmp(w->dirs[i]->name, name) == 0)
             return addr_map_put(&w->by_func, (uint64_t)func + 1, w->dirs[i]) < 0 ? NULL
-                                                                                  : w->dirs[i];
+                                                                                 : w->dirs[i];
     struct func_dir **dirs = reallocarray(w->dirs, w->ndirs + 1, sizeof(*dirs));
     if (!dirs)
         return NULL;
@@ -218,8 +218,8 @@ static void write_call(struct dirs_writer *w, struct func_dir *d, const struct t
     w->stats->folders++;
 }
 
-static void end_call(struct dirs_writer *w, struct thread_calls *t, uint32_t tid,
-                     uint64_t ticks, unsigned flags)
+static void end_call(struct dirs_writer *w, struct thread_calls *t, uint32_t tid, uint64_t ticks,
+                     unsigned flags)
 {
     struct open_call call = t->calls[--t->depth];
     if (call.number && !(flags & EXIT_INHERITED)) {
@@ -283,8 +283,8 @@ static int on_values(struct dirs_writer *w, const struct rec_hdr *h)
     }
     struct rec_values **slot = h->type == REC_ARGS ? &call->args : &call->ret;
     free(*slot);
-    *slot = call->number && (!w->max_dirs || call->number <= w->max_dirs) ? rec_values_copy(h)
-                                                                          : NULL;
+    *slot =
+        call->number && (!w->max_dirs || call->number <= w->max_dirs) ? rec_values_copy(h) : NULL;
     return 0;
 }
 
@@ -443,8 +443,9 @@ void call_dirs_print_summary(const char *run, const struct call_dirs_stats *stat
             (unsigned long long)stats->calls, (unsigned long long)stats->functions, run,
             CALL_DIRS_NAME);
     if (stats->capped)
-        fprintf(stderr, "; %llu function%s had more calls than --max-call-dirs %u: the "
-                        "folders hold their first %u, the trace all of them",
+        fprintf(stderr,
+                "; %llu function%s had more calls than --max-call-dirs %u: the "
+                "folders hold their first %u, the trace all of them",
                 (unsigned long long)stats->capped, stats->capped == 1 ? "" : "s", max_dirs,
                 max_dirs);
     fputc('\n', stderr);

@@ -19,10 +19,10 @@
 #define CALL_JSON_NAME "call.json"
 
 struct call_dirs_stats {
-    uint64_t calls;     /* captured calls */
-    uint64_t folders;   /* written */
+    uint64_t calls;   /* captured calls */
+    uint64_t folders; /* written */
     uint64_t functions;
-    uint64_t capped;    /* functions with more calls than max_dirs */
+    uint64_t capped; /* functions with more calls than max_dirs */
 };
 
 /* Replaces RUN/calls from RUN/events.ctr. Returns 0, or -1 after one error line. */

@@ -23,8 +23,8 @@ const char *run_funcs_name(const struct run_funcs *rf, uint32_t func);
 
 struct arg_value {
     char *name;
-    char *type;  /* as C spells it */
-    char *value; /* as gdb prints it */
+    char *type;     /* as C spells it */
+    char *value;    /* as gdb prints it */
     uint8_t *bytes; /* what the pointer pointed to (string, array, --capture), or NULL */
     size_t nbytes;
 };
@@ -32,7 +32,7 @@ struct arg_value {
 struct call_values {
     struct arg_value *args;
     size_t nargs;
-    bool raw;        /* no DWARF: the argument registers, untyped */
+    bool raw; /* no DWARF: the argument registers, untyped */
     bool has_result;
     struct arg_value result;
 };

@@ -41,8 +41,8 @@ enum rec_type {
     REC_PROCESS_END,  /* a process ends: exit status */
     REC_CLOCK,        /* a clock anchor, written periodically for recovery */
     REC_IMAGE,        /* an executable or library functions were taken from: id, bias, path */
-    REC_ARGS,   /* right after a REC_ENTER: the raw bytes its arguments were in (struct rec_values) */
-    REC_RETVAL, /* right before a REC_EXIT of a call that returned: its result's raw bytes */
+    REC_ARGS,         /* right after a REC_ENTER: the raw bytes of its arguments (rec_values) */
+    REC_RETVAL,       /* right before the REC_EXIT of a call that returned: its result's bytes */
 };
 
 /* REC_EXIT flags */
@@ -130,8 +130,8 @@ enum rec_chunk_kind {
     CHUNK_MEM,     /* memory a pointer of parameter `param` points to, from addr */
 };
 
-#define CHUNK_UNREADABLE 1u /* CHUNK_MEM/CHUNK_STACK: nothing could be read at addr */
-#define CHUNK_CUT 2u        /* the bytes stop at a limit: a string without its end, a capped buffer */
+#define CHUNK_UNREADABLE 1u  /* CHUNK_MEM/CHUNK_STACK: nothing could be read at addr */
+#define CHUNK_CUT 2u         /* the bytes stop at a limit: a string without its end, a cap */
 #define CHUNK_RESULT 0xffffu /* param of a CHUNK_MEM read for the return value */
 
 struct rec_chunk {

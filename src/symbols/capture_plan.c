@@ -181,9 +181,8 @@ static int find_param(const struct func_sig *sig, const char *name)
 }
 
 /* --capture rules naming this function: they replace what the type alone would read. */
-static int plan_rules(const struct capture_options *o, const char *name,
-                      const struct func_sig *sig, const struct abi_loc *locs,
-                      struct read_list *l)
+static int plan_rules(const struct capture_options *o, const char *name, const struct func_sig *sig,
+                      const struct abi_loc *locs, struct read_list *l)
 {
     for (size_t i = 0; i < o->nrules; i++) {
         const struct capture_rule *rule = &o->rules[i];
@@ -211,8 +210,7 @@ static int plan_rules(const struct capture_options *o, const char *name,
     return 0;
 }
 
-static bool plan_entry(const struct capture_options *o, const char *name,
-                       struct capture_plan *plan)
+static bool plan_entry(const struct capture_options *o, const char *name, struct capture_plan *plan)
 {
     const struct func_sig *sig = plan->sig;
     struct abi_loc *locs = calloc(sig->nparams ? sig->nparams : 1, sizeof(*locs)), ret;

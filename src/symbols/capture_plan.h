@@ -28,8 +28,8 @@ struct capture_rule {
 };
 
 struct capture_options {
-    bool args;    /* -A given */
-    bool retval;  /* -R */
+    bool args;                            /* -A given */
+    bool retval;                          /* -R */
     const char *globs[CAPTURE_GLOBS_MAX]; /* -A GLOB; none: every traced function */
     size_t nglobs;
     unsigned string_max;
@@ -50,7 +50,7 @@ enum capture_read_kind { READ_STRING, READ_FIXED, READ_COUNTED };
 /* Where an 8-byte value sits at the stop: a general register (entry: rdi..r9 by index; return:
  * rax, rdx), the stack argument area, or nowhere (a constant). */
 struct capture_word {
-    uint8_t src; /* enum capture_src */
+    uint8_t src;     /* enum capture_src */
     uint32_t offset; /* register index or byte offset; SRC_CONST: unused */
     uint8_t size;    /* bytes of the value (a count may be an int) */
     uint64_t value;  /* SRC_CONST */
@@ -60,19 +60,19 @@ struct capture_read {
     uint16_t param; /* or CHUNK_RESULT */
     uint8_t kind;   /* enum capture_read_kind */
     struct capture_word ptr;
-    uint32_t size;  /* STRING: the limit; FIXED: the bytes */
+    uint32_t size;             /* STRING: the limit; FIXED: the bytes */
     struct capture_word count; /* COUNTED: bytes */
 };
 
 struct capture_plan {
     const struct func_sig *sig; /* NULL: no DWARF, raw registers only */
-    bool entry; /* arguments wanted (the entry record is written anyway: it numbers calls) */
-    bool result;                /* return value wanted */
+    bool entry;  /* arguments wanted (the entry record is written anyway: it numbers calls) */
+    bool result; /* return value wanted */
     bool entry_xmm;
     uint32_t stack_bytes;
     struct capture_read *reads;
     size_t nreads;
-    bool result_fp; /* xmm0/xmm1 or st(0) */
+    bool result_fp;       /* xmm0/xmm1 or st(0) */
     uint64_t hidden_size; /* the result is in memory at rax: this many bytes */
     struct capture_read *result_reads;
     size_t nresult_reads;

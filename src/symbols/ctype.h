@@ -10,10 +10,10 @@
 
 enum ctype_kind {
     CT_VOID,
-    CT_INT,    /* any width, is_signed says which */
-    CT_CHAR,   /* char, signed char, unsigned char: printed as number and character */
+    CT_INT,  /* any width, is_signed says which */
+    CT_CHAR, /* char, signed char, unsigned char: printed as number and character */
     CT_BOOL,
-    CT_FLOAT,  /* float, double, long double (x87: is_x87) */
+    CT_FLOAT, /* float, double, long double (x87: is_x87) */
     CT_ENUM,
     CT_PTR,    /* target NULL: void * */
     CT_REF,    /* C++ & and && */
@@ -21,7 +21,7 @@ enum ctype_kind {
     CT_STRUCT, /* struct and class */
     CT_UNION,
     CT_ARRAY,
-    CT_ALIAS,  /* typedef, const, volatile: the value is target's, the spelling is its own */
+    CT_ALIAS, /* typedef, const, volatile: the value is target's, the spelling is its own */
     CT_UNKNOWN,
 };
 
@@ -45,9 +45,9 @@ struct ctype {
     uint64_t size;
     unsigned align;
     bool is_signed;
-    bool is_x87;    /* long double */
-    bool incomplete; /* a declaration only: size unknown */
-    char *name;     /* as C spells it: "int", "struct point", "const char *", "int [3]" */
+    bool is_x87;          /* long double */
+    bool incomplete;      /* a declaration only: size unknown */
+    char *name;           /* as C spells it: "int", "struct point", "const char *", "int [3]" */
     struct ctype *target; /* PTR, REF, ARRAY element, ALIAS, FUNC return (NULL: void) */
     uint64_t count;       /* ARRAY elements */
     struct ctype_member *members;
@@ -57,9 +57,9 @@ struct ctype {
 };
 
 struct func_param {
-    char *name;          /* "this" for C++'s; NULL when DWARF gives none */
+    char *name; /* "this" for C++'s; NULL when DWARF gives none */
     struct ctype *type;
-    bool optimized_out;  /* DWARF has no location for it */
+    bool optimized_out; /* DWARF has no location for it */
 };
 
 /* What DWARF says of one function: enough to find and print its arguments and result. */

@@ -22,14 +22,14 @@ struct elf_sym {
 struct dwarf_sigs {
     int fd;
     Elf *elf;
-    Dwarf *dwarf;           /* NULL: no debug information */
-    struct addr_map types;  /* DIE offset + 1 -> struct ctype */
-    struct addr_map sigs;   /* function address + 1 -> struct func_sig, or &no_sig */
-    void **owned;           /* every allocation, freed at close */
+    Dwarf *dwarf;          /* NULL: no debug information */
+    struct addr_map types; /* DIE offset + 1 -> struct ctype */
+    struct addr_map sigs;  /* function address + 1 -> struct func_sig, or &no_sig */
+    void **owned;          /* every allocation, freed at close */
     size_t nowned, capowned;
     struct elf_sym *syms;
     size_t nsyms;
-    bool cplusplus;         /* of the compilation unit being read: spells "struct" or not */
+    bool cplusplus; /* of the compilation unit being read: spells "struct" or not */
 };
 
 static struct func_sig no_sig;
@@ -310,8 +310,7 @@ static char *spell_pointer(struct dwarf_sigs *d, Dwarf_Die *die, const struct ct
     }
     const char *ts = spelled(target);
     size_t n = strlen(ts);
-    return own_printf(d, "%s%s%s", ts, n && (ts[n - 1] == '*' || ts[n - 1] == '&') ? "" : " ",
-                      op);
+    return own_printf(d, "%s%s%s", ts, n && (ts[n - 1] == '*' || ts[n - 1] == '&') ? "" : " ", op);
 }
 
 static struct ctype *type_of(struct dwarf_sigs *d, Dwarf_Die *die)
@@ -371,7 +370,9 @@ static struct ctype *type_of(struct dwarf_sigs *d, Dwarf_Die *die)
         t->align = 8;
         t->target = ref_type(d, die);
         t->name = spell_pointer(d, die, t->target,
-                                tag == DW_TAG_rvalue_reference_type ? "&&" : ref ? "&" : "*");
+                                tag == DW_TAG_rvalue_reference_type ? "&&"
+                                : ref                               ? "&"
+                                                                    : "*");
         break;
     }
     case DW_TAG_subroutine_type:
@@ -443,8 +444,8 @@ static int read_params(struct dwarf_sigs *d, Dwarf_Die *fn, struct func_sig *sig
         struct func_param *p = &sig->params[sig->nparams++];
         p->name = own_strdup(d, die_name(&child));
         p->type = ref_type(d, &child);
-        bool located = dwarf_hasattr(&child, DW_AT_location) ||
-                       dwarf_hasattr(&child, DW_AT_const_value);
+        bool located =
+            dwarf_hasattr(&child, DW_AT_location) || dwarf_hasattr(&child, DW_AT_const_value);
         if (decl != fn) { /* find this copy's own entry for it */
             located = false;
             Dwarf_Die own_child, ref;
@@ -475,8 +476,7 @@ static bool find_subprogram(Dwarf_Die *scope, uint64_t addr, Dwarf_Die *out, int
             *out = child;
             return true;
         }
-        if ((tag == DW_TAG_namespace || tag == DW_TAG_structure_type ||
-             tag == DW_TAG_class_type) &&
+        if ((tag == DW_TAG_namespace || tag == DW_TAG_structure_type || tag == DW_TAG_class_type) &&
             find_subprogram(&child, addr, out, depth + 1))
             return true;
     } while (dwarf_siblingof(&child, &child) == 0);

@@ -8,35 +8,67 @@
 #include "symbols/abi_sysv.h"
 #include "unit.h"
 
-static struct ctype t_int = {.kind = CT_INT, .size = 4, .align = 4, .is_signed = true, .name = "int"};
+static struct ctype t_int = {
+    .kind = CT_INT, .size = 4, .align = 4, .is_signed = true, .name = "int"};
 static struct ctype t_uint = {.kind = CT_INT, .size = 4, .align = 4, .name = "unsigned int"};
-static struct ctype t_i128 = {.kind = CT_INT, .size = 16, .align = 16, .is_signed = true, .name = "__int128"};
-static struct ctype t_char = {.kind = CT_CHAR, .size = 1, .align = 1, .is_signed = true, .name = "char"};
+static struct ctype t_i128 = {
+    .kind = CT_INT, .size = 16, .align = 16, .is_signed = true, .name = "__int128"};
+static struct ctype t_char = {
+    .kind = CT_CHAR, .size = 1, .align = 1, .is_signed = true, .name = "char"};
 static struct ctype t_bool = {.kind = CT_BOOL, .size = 1, .align = 1, .name = "_Bool"};
 static struct ctype t_float = {.kind = CT_FLOAT, .size = 4, .align = 4, .name = "float"};
 static struct ctype t_double = {.kind = CT_FLOAT, .size = 8, .align = 8, .name = "double"};
-static struct ctype t_ldouble = {.kind = CT_FLOAT, .size = 16, .align = 16, .is_x87 = true, .name = "long double"};
-static struct ctype t_cchar = {.kind = CT_ALIAS, .size = 1, .target = &t_char, .name = "const char"};
-static struct ctype t_str = {.kind = CT_PTR, .size = 8, .align = 8, .target = &t_cchar, .name = "const char *"};
+static struct ctype t_ldouble = {
+    .kind = CT_FLOAT, .size = 16, .align = 16, .is_x87 = true, .name = "long double"};
+static struct ctype t_cchar = {
+    .kind = CT_ALIAS, .size = 1, .target = &t_char, .name = "const char"};
+static struct ctype t_str = {
+    .kind = CT_PTR, .size = 8, .align = 8, .target = &t_cchar, .name = "const char *"};
 static struct ctype t_vptr = {.kind = CT_PTR, .size = 8, .align = 8, .name = "void *"};
-static struct ctype t_iref = {.kind = CT_REF, .size = 8, .align = 8, .target = &t_int, .name = "int &"};
-static struct ctype t_arr = {.kind = CT_ARRAY, .size = 12, .align = 4, .count = 3, .target = &t_int, .name = "int [3]"};
-static struct ctype t_zeros = {.kind = CT_ARRAY, .size = 64, .align = 4, .count = 16, .target = &t_int, .name = "int [16]"};
-static struct ctype t_carr = {.kind = CT_ARRAY, .size = 8, .align = 1, .count = 8, .target = &t_char, .name = "char [8]"};
+static struct ctype t_iref = {
+    .kind = CT_REF, .size = 8, .align = 8, .target = &t_int, .name = "int &"};
+static struct ctype t_arr = {
+    .kind = CT_ARRAY, .size = 12, .align = 4, .count = 3, .target = &t_int, .name = "int [3]"};
+static struct ctype t_zeros = {
+    .kind = CT_ARRAY, .size = 64, .align = 4, .count = 16, .target = &t_int, .name = "int [16]"};
+static struct ctype t_carr = {
+    .kind = CT_ARRAY, .size = 8, .align = 1, .count = 8, .target = &t_char, .name = "char [8]"};
 
 static struct ctype_enumerator color_e[] = {{"RED", 0}, {"GREEN", 1}, {"BLUE", 2}};
-static struct ctype t_color = {.kind = CT_ENUM, .size = 4, .align = 4, .enums = color_e, .nenums = 3, .name = "enum color"};
+static struct ctype t_color = {
+    .kind = CT_ENUM, .size = 4, .align = 4, .enums = color_e, .nenums = 3, .name = "enum color"};
 static struct ctype_enumerator flag_e[] = {{"A", 1}, {"B", 2}, {"C", 4}};
-static struct ctype t_flags = {.kind = CT_ENUM, .size = 4, .align = 4, .enums = flag_e, .nenums = 3, .name = "enum flags"};
+static struct ctype t_flags = {
+    .kind = CT_ENUM, .size = 4, .align = 4, .enums = flag_e, .nenums = 3, .name = "enum flags"};
 
 static struct ctype_member point_m[] = {{"x", 0, &t_int, 0, 0}, {"y", 4, &t_int, 0, 0}};
-static struct ctype t_point = {.kind = CT_STRUCT, .size = 8, .align = 4, .members = point_m, .nmembers = 2, .name = "struct point"};
+static struct ctype t_point = {.kind = CT_STRUCT,
+                               .size = 8,
+                               .align = 4,
+                               .members = point_m,
+                               .nmembers = 2,
+                               .name = "struct point"};
 static struct ctype_member mixed_m[] = {{"d", 0, &t_double, 0, 0}, {"l", 8, &t_int, 0, 0}};
-static struct ctype t_mixed = {.kind = CT_STRUCT, .size = 16, .align = 8, .members = mixed_m, .nmembers = 2, .name = "struct mixed"};
+static struct ctype t_mixed = {.kind = CT_STRUCT,
+                               .size = 16,
+                               .align = 8,
+                               .members = mixed_m,
+                               .nmembers = 2,
+                               .name = "struct mixed"};
 static struct ctype_member bits_m[] = {{"lo", 0, &t_uint, 3, 0}, {"hi", 0, &t_int, 5, 3}};
-static struct ctype t_bits = {.kind = CT_STRUCT, .size = 4, .align = 4, .members = bits_m, .nmembers = 2, .name = "struct bits"};
+static struct ctype t_bits = {.kind = CT_STRUCT,
+                              .size = 4,
+                              .align = 4,
+                              .members = bits_m,
+                              .nmembers = 2,
+                              .name = "struct bits"};
 static struct ctype_member big_m[] = {{"a", 0, &t_arr, 0, 0}, {"b", 12, &t_arr, 0, 0}};
-static struct ctype t_big = {.kind = CT_STRUCT, .size = 24, .align = 4, .members = big_m, .nmembers = 2, .name = "struct big"};
+static struct ctype t_big = {.kind = CT_STRUCT,
+                             .size = 24,
+                             .align = 4,
+                             .members = big_m,
+                             .nmembers = 2,
+                             .name = "struct big"};
 
 static char *fmt(const struct ctype *t, const void *bytes, size_t len, const struct value_ctx *ctx)
 {
@@ -46,15 +78,15 @@ static char *fmt(const struct ctype *t, const void *bytes, size_t len, const str
     return out.s ? out.s : "";
 }
 
-#define CHECK_FMT(t, value, want)                                                               \
-    do {                                                                                        \
-        __typeof__(value) v_ = (value);                                                         \
-        const char *got_ = fmt(t, &v_, sizeof(v_), NULL);                                       \
-        unit_checks++;                                                                          \
-        if (strcmp(got_, want) != 0) {                                                          \
-            unit_failures++;                                                                    \
-            fprintf(stderr, "%s:%d: got [%s], expected [%s]\n", __FILE__, __LINE__, got_, want);\
-        }                                                                                       \
+#define CHECK_FMT(t, value, want)                                                                  \
+    do {                                                                                           \
+        __typeof__(value) v_ = (value);                                                            \
+        const char *got_ = fmt(t, &v_, sizeof(v_), NULL);                                          \
+        unit_checks++;                                                                             \
+        if (strcmp(got_, want) != 0) {                                                             \
+            unit_failures++;                                                                       \
+            fprintf(stderr, "%s:%d: got [%s], expected [%s]\n", __FILE__, __LINE__, got_, want);   \
+        }                                                                                          \
     } while (0)
 
 static const char *symbols(const void *arg, uint64_t addr, uint64_t *off)

@@ -23,10 +23,11 @@ set -euo pipefail
 # library), graphviz (`calltrace graph -o FILE.svg` is rendered by its dot),
 # chromium (the view tests fetch the trace from a headless browser), clang and
 # its runtime libraries (libFuzzer, ASan, UBSan) for the fuzz targets that make
-# check runs briefly, valgrind for make check VALGRIND=1, and file.
+# check runs briefly, valgrind for make check VALGRIND=1, file, and gdb (the -A tests
+# compare calltrace's argument values with what gdb prints).
 BUILD_PKGS=(build-essential pkg-config libelf-dev libdw-dev libcapstone-dev libcjson-dev
     libbsd-dev libmicrohttpd-dev zlib1g-dev)
-TEST_PKGS=(python3 graphviz chromium clang libclang-rt-14-dev valgrind file)
+TEST_PKGS=(python3 graphviz chromium clang libclang-rt-14-dev valgrind file gdb)
 BENCH_PKGS=(ltrace uftrace)
 
 usage()

@@ -40,7 +40,7 @@ PY
 }
 
 C_FUNCS="square integers wide chars enums floats half ldouble strings pointers call_fn points
-mixed bigs named unions many arrays nothing"
+mixed bigs named unions many arrays nothing variadic"
 for opt in O0 O2; do
     CTX="[argtypes -$opt]"
     build argtypes "$opt"

@@ -67,6 +67,17 @@ ct_raw calls "Vec::scaled(int&, int const&&) const" 1
 expect_rc 0
 grep -qx '  factor = @0x[0-9a-f]*: 3' "$CT_OUT" || fail "$(cat "$CT_OUT")"
 
+CTX="[no DWARF]"
+build argfaults O0 -g0
+ct_run -Atick -R -- "$BIN"
+expect_rc 0
+RUN=$CT_DIR
+ct_raw calls "$RUN" tick 3
+expect_rc 0
+grep -q 'no DWARF for tick: its argument registers, raw' "$CT_OUT" &&
+    grep -qx '  rdi = 0x2' "$CT_OUT" && grep -qx '  return = 0x3' "$CT_OUT" ||
+    fail "tick 3 without DWARF: $(cat "$CT_OUT")"
+
 CTX="[no -A]"
 cd "$T" || fail "cd"
 build args O0

@@ -1,6 +1,7 @@
 /* Every kind of parameter and return value calltrace formats from DWARF (tests/e2e/60-62):
  * each function is called with known values, so the values calltrace records can be compared
  * with what gdb prints for the same calls. */
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -70,6 +71,17 @@ TRACED long many(int a, int b, int c, int d, int e, int f, int g, long h, double
 }
 TRACED int arrays(int (*three)[3]) { USE((*three)[0]); return (*three)[2]; }
 TRACED void nothing(void) { USE(0); }
+TRACED int variadic(const char *fmt, int n, ...)
+{
+    va_list ap;
+    va_start(ap, n);
+    int sum = 0;
+    for (int i = 0; i < n; i++)
+        sum += va_arg(ap, int);
+    va_end(ap);
+    USE(fmt);
+    return sum;
+}
 
 int main(void)
 {
@@ -97,5 +109,6 @@ int main(void)
     USE(many(1, 2, 3, 4, 5, 6, 7, 8, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.5));
     USE(arrays(&nums));
     nothing();
+    USE(variadic("ints", 3, 10, 20, 30));
     return 0;
 }

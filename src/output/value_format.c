@@ -398,7 +398,9 @@ static void put_members(struct text *out, const struct ctype *t, const uint8_t *
             text_put(out, "<unavailable>", 13);
             continue;
         }
-        if (m->bit_size)
+        if (m->bit_size > 64)
+            text_put(out, "<unknown type>", 14);
+        else if (m->bit_size)
             put_bitfield(out, m, b, len);
         else
             format_at(out, m->type, b + m->offset, (size_t)(len - m->offset), ctx, depth + 1);
@@ -414,9 +416,9 @@ static void format_at(struct text *out, const struct ctype *t, const uint8_t *b,
         text_put(out, "void", 4);
         return;
     }
-    if (s->size > len || (s->kind == CT_UNKNOWN)) {
-        text_put(out, s->kind == CT_UNKNOWN ? "<unknown type>" : "<unavailable>",
-                 s->kind == CT_UNKNOWN ? 14 : 13);
+    bool aggregate = s->kind == CT_STRUCT || s->kind == CT_UNION || s->kind == CT_ARRAY;
+    if (s->size > len || s->kind == CT_UNKNOWN || (!aggregate && !s->size)) {
+        text_printf(out, "%s", s->size > len ? "<unavailable>" : "<unknown type>");
         return;
     }
     switch (s->kind) {

@@ -19,7 +19,8 @@ static enum eb_class merge(enum eb_class a, enum eb_class b)
 static void classify_into(const struct ctype *t, uint64_t offset, enum eb_class cls[2], int depth)
 {
     t = ctype_strip(t);
-    if (!t || depth > 16) {
+    /* past the two eightbytes only when DWARF is inconsistent: memory, as a large value */
+    if (!t || depth > 16 || offset >= 16 || t->size > 16 - offset) {
         cls[0] = EB_MEMORY;
         return;
     }
@@ -31,12 +32,12 @@ static void classify_into(const struct ctype *t, uint64_t offset, enum eb_class 
         return;
     case CT_ARRAY: {
         const struct ctype *e = ctype_strip(t->target);
-        for (uint64_t i = 0; e && e->size && i < t->count; i++)
+        for (uint64_t i = 0; e && e->size && i < t->count && i < 16; i++)
             classify_into(e, offset + i * e->size, cls, depth + 1);
         return;
     }
     case CT_FLOAT:
-        if (t->is_x87 || t->size > 8 || offset % t->size) {
+        if (t->is_x87 || !t->size || t->size > 8 || offset % t->size) {
             cls[0] = EB_MEMORY;
             return;
         }
@@ -48,10 +49,6 @@ static void classify_into(const struct ctype *t, uint64_t offset, enum eb_class 
         cls[0] = EB_MEMORY;
         return;
     default:
-        if (offset + t->size > 16) {
-            cls[0] = EB_MEMORY;
-            return;
-        }
         for (uint64_t b = offset / 8; b <= (offset + (t->size ? t->size : 1) - 1) / 8; b++)
             cls[b] = merge(cls[b], EB_INT);
     }

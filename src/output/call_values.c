@@ -66,6 +66,7 @@ int run_funcs_note(struct run_funcs *rf, const struct rec_hdr *h)
     if (h->type == REC_IMAGE) {
         const struct rec_image *r = (const struct rec_image *)h;
         const char *path = rec_name(h, &len);
+        struct run_image *old = addr_map_get(&rf->images, (uint64_t)r->image + 1);
         struct run_image *im = calloc(1, sizeof(*im));
         if (!im || !(im->path = strndup(path, len)) ||
             addr_map_put(&rf->images, (uint64_t)r->image + 1, im) < 0) {
@@ -74,9 +75,15 @@ int run_funcs_note(struct run_funcs *rf, const struct rec_hdr *h)
             return -1;
         }
         im->bias = r->bias;
+        if (old) { /* a damaged record reusing an id: the latest wins */
+            dwarf_sigs_close(old->sigs);
+            free(old->path);
+            free(old);
+        }
     } else if (h->type == REC_FUNC) {
         const struct rec_func *r = (const struct rec_func *)h;
         const char *name = rec_name(h, &len);
+        struct run_func *old = addr_map_get(&rf->funcs, (uint64_t)r->func + 1);
         struct run_func *f = calloc(1, sizeof(*f));
         if (!f || !(f->name = strndup(name, len)) ||
             addr_map_put(&rf->funcs, (uint64_t)r->func + 1, f) < 0) {
@@ -86,6 +93,10 @@ int run_funcs_note(struct run_funcs *rf, const struct rec_hdr *h)
         }
         f->image = r->image;
         f->addr = r->addr;
+        if (old) {
+            free(old->name);
+            free(old);
+        }
     }
     return 0;
 }

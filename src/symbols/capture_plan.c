@@ -81,13 +81,13 @@ int capture_rule_parse(const char *text, struct capture_rule *rule, char *why, s
         snprintf(why, whylen, "LEN '%s' is neither a parameter name nor a number", len);
         return -1;
     }
-    char *func = strndup(text, flen); /* lives as long as the options: the whole run */
-    if (!func || capture_glob_check(func, why, whylen) < 0) {
-        free(func);
+    if (flen >= sizeof(rule->func)) {
+        snprintf(why, whylen, "the function pattern is longer than %zu bytes",
+                 sizeof(rule->func) - 1);
         return -1;
     }
-    rule->func = func;
-    return 0;
+    memcpy(rule->func, text, flen);
+    return capture_glob_check(rule->func, why, whylen);
 }
 
 bool capture_selects(const struct capture_options *o, const char *name)

@@ -21,7 +21,7 @@
 
 /* --capture FUNC:BUF:LEN: the LEN bytes BUF points to; LEN a parameter or a constant. */
 struct capture_rule {
-    const char *func; /* a glob */
+    char func[256]; /* a glob */
     char param[64];
     char len_param[64]; /* empty: len_const */
     uint64_t len_const;

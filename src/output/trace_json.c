@@ -122,9 +122,16 @@ static void put_string_member(struct json_writer *w, const char *sep, const char
 static void put_values(struct json_writer *w, const struct open_call *call, const char *sep)
 {
     struct call_values cv;
-    if (!w->funcs || (!call->args && !call->ret) ||
-        call_values_decode(w->funcs, call->func, call->args, call->ret, &cv) < 0)
+    if (!w->funcs || (!call->args && !call->ret))
         return;
+    if (call_values_decode(w->funcs, call->func, call->args, call->ret, &cv) < 0) {
+        call_values_free(&cv);
+        return;
+    }
+    if (cv.raw) {
+        put_string_member(w, sep, "registers", "raw: no DWARF for this function");
+        sep = ",";
+    }
     for (size_t i = 0; i < cv.nargs; i++, sep = ",")
         put_string_member(w, sep, cv.args[i].name, cv.args[i].value);
     if (cv.has_result)

@@ -77,6 +77,15 @@ expect_rc 0
 grep -q 'no DWARF for tick: its argument registers, raw' "$CT_OUT" &&
     grep -qx '  rdi = 0x2' "$CT_OUT" && grep -qx '  return = 0x3' "$CT_OUT" ||
     fail "tick 3 without DWARF: $(cat "$CT_OUT")"
+python3 -c '
+import json, sys
+ticks = [e for e in json.load(open(sys.argv[1]))["traceEvents"] if e.get("name") == "tick"]
+assert len(ticks) == 12, len(ticks)
+for i, e in enumerate(sorted(ticks, key=lambda e: e["ts"])):
+    a = e["args"]
+    assert a["registers"] == "raw: no DWARF for this function", a
+    assert a["rdi"] == hex(i) and a["return"] == hex(i + 1), a
+' "$RUN/trace.json" || fail "trace.json without DWARF"
 
 CTX="[no -A]"
 cd "$T" || fail "cd"

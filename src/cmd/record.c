@@ -393,6 +393,17 @@ static int check_program(const char *program, const struct record_options *opts,
     warn_unmatched(&image, 'F', filter->only, filter->nonly);
     warn_unmatched(&image, 'N', filter->exclude, filter->nexclude);
     warn_unmatched(&image, 'A', opts->capture.globs, opts->capture.nglobs);
+    char why[256];
+    int unmatched;
+    if (capture_rules_check(&opts->capture, &image, &unmatched, why, sizeof(why)) < 0) {
+        err_hint("name a pointer parameter, then an integer one or a byte count",
+                 "--capture: %s", why);
+        elf_image_free(&image);
+        return -1;
+    }
+    if (unmatched >= 0)
+        err_msg("warning: --capture %s: matches no function of %s",
+                opts->capture.rules[unmatched].func, image.path);
     elf_image_free(&image);
     if (n == 0 && strcmp(image_path, path) != 0) {
         err_hint("calltrace traces the interpreter of a script; give it one built with symbols",

@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "record/format.h"
+#include "symbols/dwarf_sig.h"
+#include "symbols/elf_image.h"
 
 static bool is_identifier(const char *s, size_t len)
 {
@@ -275,4 +277,64 @@ void capture_plan_free(struct capture_plan *plan)
     free(plan->reads);
     free(plan->result_reads);
     free(plan);
+}
+
+/* "int *buf, size_t len": what a function takes, for the messages below. */
+static void spell_params(const struct func_sig *sig, char *out, size_t outlen)
+{
+    size_t n = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < sig->nparams && n < outlen; i++)
+        n += (size_t)snprintf(out + n, outlen - n, "%s%s %s", i ? ", " : "",
+                              sig->params[i].type ? sig->params[i].type->name : "void",
+                              sig->params[i].name ? sig->params[i].name : "?");
+}
+
+static int check_rule_on(const struct capture_rule *r, const char *name, const struct func_sig *sig,
+                         char *why, size_t whylen)
+{
+    char params[160];
+    spell_params(sig, params, sizeof(params));
+    int p = find_param(sig, r->param);
+    const struct ctype *pt = p < 0 ? NULL : ctype_strip(sig->params[p].type);
+    if (!pt || pt->kind != CT_PTR) {
+        snprintf(why, whylen, "%s(%s) has no pointer parameter %s", name, params, r->param);
+        return -1;
+    }
+    if (!r->len_param[0])
+        return 0;
+    int c = find_param(sig, r->len_param);
+    const struct ctype *ct = c < 0 ? NULL : ctype_strip(sig->params[c].type);
+    if (!ct || (ct->kind != CT_INT && ct->kind != CT_CHAR && ct->kind != CT_ENUM)) {
+        snprintf(why, whylen, "%s(%s) has no integer parameter %s", name, params, r->len_param);
+        return -1;
+    }
+    return 0;
+}
+
+int capture_rules_check(const struct capture_options *o, const struct elf_image *image,
+                        int *unmatched, char *why, size_t whylen)
+{
+    *unmatched = -1;
+    if (!o->nrules)
+        return 0;
+    struct dwarf_sigs *d = dwarf_sigs_open(image->path);
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < o->nrules; i++) {
+        const struct capture_rule *r = &o->rules[i];
+        bool matched = false;
+        for (size_t f = 0; rc == 0 && f < image->nfuncs; f++) {
+            const struct func_symbol *fs = &image->funcs[f];
+            if (fs->skipped || fnmatch(r->func, fs->name, 0) != 0)
+                continue;
+            matched = true;
+            const struct func_sig *sig = d ? dwarf_sigs_find(d, fs->addr) : NULL;
+            if (sig) /* without DWARF the rule cannot apply: the values are raw anyway */
+                rc = check_rule_on(r, fs->name, sig, why, whylen);
+        }
+        if (!matched && *unmatched < 0)
+            *unmatched = (int)i;
+    }
+    dwarf_sigs_close(d);
+    return rc;
 }

@@ -41,6 +41,13 @@ struct capture_options {
 int capture_rule_parse(const char *text, struct capture_rule *rule, char *why, size_t whylen);
 /* Checks a -A glob (fnmatch syntax); fills why and returns -1 when it is malformed. */
 int capture_glob_check(const char *glob, char *why, size_t whylen);
+struct elf_image;
+/* Checks the --capture rules against the program's functions and their DWARF: a rule naming a
+ * parameter a matching function does not have (or one that is not a pointer, or a length that
+ * is not an integer) is an error, filled into why with -1. A rule matching no function is not:
+ * *unmatched gets its index, or -1. */
+int capture_rules_check(const struct capture_options *o, const struct elf_image *image,
+                        int *unmatched, char *why, size_t whylen);
 /* Does -A/-R select the function called name? */
 bool capture_selects(const struct capture_options *o, const char *name);
 

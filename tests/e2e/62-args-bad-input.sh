@@ -2,7 +2,8 @@
 # -A on bad pointers: one into unmapped memory shows as its address and <unreadable>, a string
 # running into a hole or longer than --string-max stops there with "...", and the program runs
 # as untraced. --capture copies a buffer of a length given by another parameter. Malformed -A
-# globs, --capture rules and --string-max values are refused in one line before anything runs.
+# globs, --capture rules (in syntax, or naming parameters the function does not have) and
+# --string-max values are refused in one line before anything runs.
 source "$(dirname "$0")/../lib/testlib.sh"
 require_calltrace
 build argfaults O0
@@ -33,6 +34,7 @@ expect_rc 0
 CTX="[refused]"
 for bad in "-A[abc --" "--capture block --" "--capture block:buf --" "--capture :buf:len --" \
     "--capture block:9buf:len --" "--capture block:buf:0 --" "--capture block:buf:x-y --" \
+    "--capture block:nobuf:len --" "--capture block:len:buf --" "--capture block:buf:nolen --" \
     "--string-max 0 --" "--string-max 99999 --" "--max-call-dirs -1 --" "--capture block:buf:len --"; do
     read -ra opts <<<"$bad"
     [ "$bad" = "--capture block:buf:len --" ] || opts=(-A "${opts[@]}")
@@ -42,4 +44,9 @@ for bad in "-A[abc --" "--capture block --" "--capture block:buf --" "--capture 
     one_stderr_line_error "calltrace ${opts[*]}"
     [ -e "$CT_DIR" ] && fail "calltrace ${opts[*]}: a run directory was created"
 done
+CTX="[rule for no function]"
+ct_run -A --capture 'nosuch:buf:4' -- "$BIN"
+expect_rc 0
+grep -qx "calltrace: warning: --capture nosuch: matches no function of $BIN" "$CT_ERR" ||
+    fail "no warning for a rule matching nothing: $(cat "$CT_ERR")"
 exit 0

@@ -199,7 +199,7 @@ static int one_call(const char *run, cJSON *index, const char *func, const char 
         num_of(call, "pid"), num_of(call, "tid"), num_of(call, "entry_us"), num_of(call, "exit_us"),
         cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(call, "unfinished")) ? "  (unfinished)" : "");
     if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(call, "raw_registers")))
-        printf("  (no DWARF for %s: its argument registers, raw)\n", func);
+        printf("  (its argument registers, raw: no DWARF for it, or its file changed)\n");
     const cJSON *p, *params = cJSON_GetObjectItemCaseSensitive(call, "params");
     cJSON_ArrayForEach(p, params) printf("  %s = %s\n", str_of(p, "name") ? str_of(p, "name") : "?",
                                          str_of(p, "value") ? str_of(p, "value") : "?");

@@ -20,7 +20,8 @@ struct run_image {
 struct run_func {
     char *name;
     uint32_t image;
-    uint64_t addr; /* runtime */
+    uint64_t addr;  /* runtime */
+    int8_t matches; /* the image file still has this function there: 1, 0, -1 unknown yet */
 };
 
 struct run_funcs {
@@ -93,6 +94,7 @@ int run_funcs_note(struct run_funcs *rf, const struct rec_hdr *h)
         }
         f->image = r->image;
         f->addr = r->addr;
+        f->matches = -1;
         if (old) {
             free(old->name);
             free(old);
@@ -321,10 +323,13 @@ int call_values_decode(struct run_funcs *rf, uint32_t func, const struct rec_val
                        const struct rec_values *ret, struct call_values *cv)
 {
     memset(cv, 0, sizeof(*cv));
-    const struct run_func *f = addr_map_get(&rf->funcs, (uint64_t)func + 1);
+    struct run_func *f = addr_map_get(&rf->funcs, (uint64_t)func + 1);
     struct run_image *im = image_of(rf, f);
     const struct func_sig *sig = NULL;
-    if (im && im->sigs && !strchr(f->name, '.') && f->addr >= im->bias)
+    if (im && im->sigs && f->matches < 0) /* rebuilt since the run: its DWARF is not the run's */
+        f->matches =
+            f->addr >= im->bias && dwarf_sigs_has_function(im->sigs, f->addr - im->bias, f->name);
+    if (im && im->sigs && f->matches == 1 && !strchr(f->name, '.'))
         sig = dwarf_sigs_find(im->sigs, f->addr - im->bias);
     static struct chunks in, out; /* large: not on the stack */
     split_chunks(args, &in);

@@ -129,7 +129,7 @@ static void put_values(struct json_writer *w, const struct open_call *call, cons
         return;
     }
     if (cv.raw) {
-        put_string_member(w, sep, "registers", "raw: no DWARF for this function");
+        put_string_member(w, sep, "registers", "raw: no DWARF for this function, or its file changed");
         sep = ",";
     }
     for (size_t i = 0; i < cv.nargs; i++, sep = ",")

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "symbols/demangle.h"
 #include "util/addr_map.h"
 
 struct elf_sym {
@@ -563,6 +564,26 @@ const char *dwarf_sigs_symbol(const struct dwarf_sigs *d, uint64_t addr, uint64_
         }
     }
     return NULL;
+}
+
+bool dwarf_sigs_has_function(const struct dwarf_sigs *d, uint64_t addr, const char *name)
+{
+    size_t lo = 0, hi = d->nsyms;
+    while (lo < hi) { /* the first symbol at or above addr */
+        size_t mid = (lo + hi) / 2;
+        if (d->syms[mid].addr < addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t i = lo; i < d->nsyms && d->syms[i].addr == addr; i++) {
+        char *dm = demangle(d->syms[i].name);
+        bool same = dm && strcmp(dm, name) == 0;
+        free(dm);
+        if (same)
+            return true;
+    }
+    return false;
 }
 
 struct dwarf_sigs *dwarf_sigs_open(const char *path)

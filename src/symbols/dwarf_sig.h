@@ -20,5 +20,8 @@ const struct func_sig *dwarf_sigs_find(struct dwarf_sigs *d, uint64_t addr);
 /* The ELF symbol (function or object) whose extent holds link-time address addr, with the
  * offset into it; NULL when none does. */
 const char *dwarf_sigs_symbol(const struct dwarf_sigs *d, uint64_t addr, uint64_t *offset);
+/* Does a function symbol named name (demangled) start at link-time address addr? Tells whether
+ * the file is still the one a run recorded. */
+bool dwarf_sigs_has_function(const struct dwarf_sigs *d, uint64_t addr, const char *name);
 
 #endif

@@ -74,7 +74,7 @@ expect_rc 0
 RUN=$CT_DIR
 ct_raw calls "$RUN" tick 3
 expect_rc 0
-grep -q 'no DWARF for tick: its argument registers, raw' "$CT_OUT" &&
+grep -qx '  (its argument registers, raw: no DWARF for it, or its file changed)' "$CT_OUT" &&
     grep -qx '  rdi = 0x2' "$CT_OUT" && grep -qx '  return = 0x3' "$CT_OUT" ||
     fail "tick 3 without DWARF: $(cat "$CT_OUT")"
 python3 -c '
@@ -83,9 +83,25 @@ ticks = [e for e in json.load(open(sys.argv[1]))["traceEvents"] if e.get("name")
 assert len(ticks) == 12, len(ticks)
 for i, e in enumerate(sorted(ticks, key=lambda e: e["ts"])):
     a = e["args"]
-    assert a["registers"] == "raw: no DWARF for this function", a
+    assert a["registers"] == "raw: no DWARF for this function, or its file changed", a
     assert a["rdi"] == hex(i) and a["return"] == hex(i + 1), a
 ' "$RUN/trace.json" || fail "trace.json without DWARF"
+
+CTX="[program rebuilt since the run]"
+build argfaults O0
+cp "$BIN" "$T/prog"
+ct_run -A -- "$T/prog"
+expect_rc 0
+RUN=$CT_DIR
+ct_raw calls "$RUN" tick 2
+grep -qx '  i = 1' "$CT_OUT" || fail "before: $(cat "$CT_OUT")"
+build argtypes O0
+cp "$BIN" "$T/prog" # other functions at other addresses: its DWARF is not the run's
+ct_raw export "$RUN"
+expect_rc 0
+ct_raw calls "$RUN" tick 2
+grep -qx '  (its argument registers, raw: no DWARF for it, or its file changed)' "$CT_OUT" &&
+    grep -qx '  rdi = 0x1' "$CT_OUT" || fail "after the program changed: $(cat "$CT_OUT")"
 
 CTX="[no -A]"
 cd "$T" || fail "cd"

@@ -25,7 +25,8 @@ set -euo pipefail
 # its runtime libraries (libFuzzer, ASan, UBSan) for the fuzz targets that make
 # check runs briefly, valgrind for make check VALGRIND=1, file, and for the -l
 # tests sqlite3 (Debian's sqlite3 with libsqlite3), gdb (independent breakpoint
-# hit counts on python3) and binutils (objdump checks libsqlite3's calls).
+# hit counts on python3; the -A tests compare argument values with what gdb prints)
+# and binutils (objdump checks libsqlite3's calls).
 BUILD_PKGS=(build-essential pkg-config libelf-dev libdw-dev libcapstone-dev libcjson-dev
     libbsd-dev libmicrohttpd-dev zlib1g-dev)
 TEST_PKGS=(python3 graphviz chromium clang libclang-rt-14-dev valgrind file sqlite3 gdb binutils)

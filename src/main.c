@@ -9,6 +9,7 @@ static const struct {
 } subcommands[] = {
     {"export", cmd_export}, {"report", cmd_report}, {"graph", cmd_graph},
     {"tree", cmd_tree},     {"merge", cmd_merge},   {"view", cmd_view},
+    {"calls", cmd_calls},
 };
 
 int main(int argc, char **argv)

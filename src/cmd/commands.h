@@ -9,5 +9,6 @@ int cmd_graph(int argc, char **argv);
 int cmd_tree(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_view(int argc, char **argv);
+int cmd_calls(int argc, char **argv);
 
 #endif

@@ -19,6 +19,7 @@
 #include "cmd/commands.h"
 #include "engine/engine.h"
 #include "engine/launch.h"
+#include "output/call_dirs.h"
 #include "output/run_dir.h"
 #include "output/trace_json.h"
 #include "record/format.h"
@@ -43,11 +44,19 @@ struct record_cli {
     uint32_t max_depth;    /* -D; 0: no limit */
     uint64_t min_duration; /* --min-duration, ns; 0: no minimum */
     struct view_options view;
+    unsigned max_call_dirs; /* --max-call-dirs; 0: no cap */
     char **program_argv;
 };
 
 /* Long options without a short form; the view options' codes (view.h) are above these. */
-enum { OPT_NO_FOLLOW = 256, OPT_OPEN, OPT_MIN_DURATION };
+enum {
+    OPT_NO_FOLLOW = 256,
+    OPT_OPEN,
+    OPT_STRING_MAX,
+    OPT_CAPTURE,
+    OPT_MAX_CALL_DIRS,
+    OPT_MIN_DURATION,
+};
 
 static void usage(FILE *f)
 {
@@ -81,6 +90,14 @@ static void usage(FILE *f)
           "                     name or soname matches GLOB (-l 'libsqlite3*'), loaded at\n"
           "                     start-up or later by dlopen; -F/-N apply to them too;\n"
           "                     repeatable\n"
+          "  -A, --args[=GLOB]  record the arguments of the traced functions matching GLOB (all\n"
+          "                     without GLOB; -AGLOB or --args=GLOB; repeatable), typed by\n"
+          "                     their DWARF; in trace.json and RUN/calls/FUNC/N/call.json\n"
+          "  -R, --retval       record return values too (of the -A functions, or of all)\n"
+          "      --string-max N bytes of a char * string to record (default 64, at most 4096)\n"
+          "      --capture FUNC:BUF:LEN  record the LEN bytes parameter BUF of FUNC points to;\n"
+          "                     LEN names a parameter or is a number (repeatable)\n"
+          "      --max-call-dirs N  call folders per function (default 1000, 0: no limit)\n"
           "      --no-follow    trace only PROGRAM's own process: its children run free of\n"
           "                     every breakpoint (threads are always traced)\n"
           "  -q, --quiet        do not print the closing summary line\n"
@@ -98,6 +115,7 @@ static void usage(FILE *f)
           "  graph [RUN]        the call graph in Graphviz DOT (-o FILE.svg renders it)\n"
           "  tree [RUN]         each thread's calls as an indented tree with durations\n"
           "  merge RUN... -o OUT  combine runs into one run directory\n"
+          "  calls [RUN] [FUNC N]  the recorded arguments: per function, or one call\n"
           "  view [RUN]         open a recorded run in Perfetto (calltrace view --help)\n"
           "\n"
           "Options of --open and view:\n" VIEW_OPTIONS_HELP "\n"
@@ -123,6 +141,61 @@ static int add_glob(struct record_options *o, int opt, const char *glob)
     return 0;
 }
 
+/* -A, -R, --string-max, --capture, --max-call-dirs. */
+static int capture_option(struct record_cli *cli, int opt, const char *arg)
+{
+    struct capture_options *o = &cli->opts.capture;
+    char why[160];
+    const char *errstr;
+    switch (opt) {
+    case 'A':
+        o->args = true;
+        if (!arg)
+            return 0;
+        if (capture_glob_check(arg, why, sizeof(why)) < 0) {
+            err_hint("give a glob such as 'parse_*'", "-A %s: %s", arg, why);
+            return -1;
+        }
+        if (o->nglobs == CAPTURE_GLOBS_MAX) {
+            err_hint("combine them into fewer patterns", "-A: more than %d patterns",
+                     CAPTURE_GLOBS_MAX);
+            return -1;
+        }
+        o->globs[o->nglobs++] = arg;
+        return 0;
+    case 'R':
+        o->retval = true;
+        return 0;
+    case OPT_STRING_MAX:
+        o->string_max = (unsigned)strtonum(arg, 1, CAPTURE_STRING_MAX, &errstr);
+        if (errstr) {
+            err_hint("give a byte count from 1 to 4096", "--string-max %s: %s", arg, errstr);
+            return -1;
+        }
+        return 0;
+    case OPT_CAPTURE:
+        if (o->nrules == CAPTURE_RULES_MAX) {
+            err_msg("--capture: more than %d rules", CAPTURE_RULES_MAX);
+            return -1;
+        }
+        if (capture_rule_parse(arg, &o->rules[o->nrules], why, sizeof(why)) < 0) {
+            err_hint("write it FUNC:BUF:LEN, e.g. --capture 'write_block:buf:len'",
+                     "--capture %s: %s", arg, why);
+            return -1;
+        }
+        o->nrules++;
+        return 0;
+    default:
+        cli->max_call_dirs = (unsigned)strtonum(arg, 0, UINT32_MAX, &errstr);
+        if (errstr) {
+            err_hint("give a number of calls, 0 for no limit", "--max-call-dirs %s: %s", arg,
+                     errstr);
+            return -1;
+        }
+        return 0;
+    }
+}
+
 static int parse_args(int argc, char **argv, struct record_cli *cli)
 {
     /* One option a line, although VIEW_LONG_OPTIONS is not a brace. */
@@ -137,6 +210,11 @@ static int parse_args(int argc, char **argv, struct record_cli *cli)
         {"max-depth", required_argument, NULL, 'D'},
         {"min-duration", required_argument, NULL, OPT_MIN_DURATION},
         {"lib", required_argument, NULL, 'l'},
+        {"args", optional_argument, NULL, 'A'},
+        {"retval", no_argument, NULL, 'R'},
+        {"string-max", required_argument, NULL, OPT_STRING_MAX},
+        {"capture", required_argument, NULL, OPT_CAPTURE},
+        {"max-call-dirs", required_argument, NULL, OPT_MAX_CALL_DIRS},
         {"quiet", no_argument, NULL, 'q'},
         {"compress", no_argument, NULL, 'z'},
         {"open", no_argument, NULL, OPT_OPEN},
@@ -150,7 +228,7 @@ static int parse_args(int argc, char **argv, struct record_cli *cli)
     int c;
     opterr = 0;
     const char *errstr;
-    while ((c = getopt_long(argc, argv, "+:o:p:t:F:N:D:l:qzvhV", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+:o:p:t:F:N:D:l:A::RqzvhV", longopts, NULL)) != -1) {
         int view_opt = view_option(&cli->view, c, optarg);
         if (view_opt < 0)
             return -1;
@@ -201,6 +279,14 @@ static int parse_args(int argc, char **argv, struct record_cli *cli)
                 return -1;
             }
             break;
+        case 'A':
+        case 'R':
+        case OPT_STRING_MAX:
+        case OPT_CAPTURE:
+        case OPT_MAX_CALL_DIRS:
+            if (capture_option(cli, c, optarg) < 0)
+                return -1;
+            break;
         case 'q':
             cli->quiet = true;
             break;
@@ -233,6 +319,10 @@ static int parse_args(int argc, char **argv, struct record_cli *cli)
                 err_hint("see calltrace --help", "-%c: unknown option", optopt);
             return -1;
         }
+    }
+    if (cli->opts.capture.nrules && !cli->opts.capture.args) {
+        err_hint("add -A (or -A FUNC)", "--capture: only with -A, which records arguments");
+        return -1;
     }
     if (cli->view.given && !cli->open) {
         err_hint("add --open, or use calltrace view", "%s: only with --open", cli->view.given);
@@ -336,7 +426,8 @@ static void warn_unmatched(const struct elf_image *image, int opt, const char *c
 static int check_program(const char *program, const struct record_cli *cli, char *path,
                          size_t pathlen)
 {
-    const struct func_filter *filter = &cli->opts.filter;
+    const struct record_options *opts = &cli->opts;
+    const struct func_filter *filter = &opts->filter;
     char image_path[PATH_MAX];
     if (launch_resolve(program, path, pathlen, image_path, sizeof(image_path)) < 0)
         return -1;
@@ -350,6 +441,18 @@ static int check_program(const char *program, const struct record_cli *cli, char
     }
     warn_unmatched(&image, 'F', filter->only, filter->nonly);
     warn_unmatched(&image, 'N', filter->exclude, filter->nexclude);
+    warn_unmatched(&image, 'A', opts->capture.globs, opts->capture.nglobs);
+    char why[256];
+    int unmatched;
+    if (capture_rules_check(&opts->capture, &image, &unmatched, why, sizeof(why)) < 0) {
+        err_hint("name a pointer parameter, then an integer one or a byte count",
+                 "--capture: %s", why);
+        elf_image_free(&image);
+        return -1;
+    }
+    if (unmatched >= 0)
+        err_msg("warning: --capture %s: matches no function of %s",
+                opts->capture.rules[unmatched].func, image.path);
     elf_image_free(&image);
     if (n == 0 && strcmp(image_path, path) != 0) {
         err_hint("calltrace traces the interpreter of a script; give it one built with symbols",
@@ -485,9 +588,14 @@ static int finish_run(const char *run, struct recorder *rec, const struct sessio
     struct trace_json_stats stats;
     if (trace_json_export(run, cli->compress, &stats) < 0)
         return -1;
+    struct call_dirs_stats dirs = {0};
+    bool captured = cli->opts.capture.args || cli->opts.capture.retval;
+    int dirs_rc = captured ? call_dirs_export(run, cli->max_call_dirs, &dirs) : 0;
     if (!cli->quiet)
         print_summary(run, &stats, s, rec->gate);
-    return rec_error ? -1 : 0;
+    if (!cli->quiet && captured)
+        call_dirs_print_summary(run, &dirs, cli->max_call_dirs);
+    return rec_error || dirs_rc < 0 ? -1 : 0;
 }
 
 /* -D and --min-duration sit between the engine and the record (record/call_gate.h). */
@@ -509,7 +617,9 @@ static int start_call_gate(const struct record_cli *cli, const struct clock_cali
 
 int cmd_record(int argc, char **argv)
 {
-    struct record_cli cli = {.opts = {.follow_forks = true}};
+    struct record_cli cli = {.opts = {.follow_forks = true,
+                                      .capture = {.string_max = CAPTURE_STRING_DEFAULT}},
+                             .max_call_dirs = CALL_DIRS_DEFAULT};
     view_options_init(&cli.view);
     if (parse_args(argc, argv, &cli) < 0)
         return 2;

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "arch/x86_64/relocate.h"
+#include "engine/arg_capture.h"
 #include "probe/addrspace.h"
 
 int session_init(struct session *s, const struct record_options *opts, struct recorder *rec,
@@ -18,6 +19,8 @@ int session_init(struct session *s, const struct record_options *opts, struct re
     if (x86_decoder_open(&s->decoder) < 0)
         return -1;
     if (addr_map_init(&s->threads, 64) < 0 || addr_map_init(&s->processes, 16) < 0)
+        return -1;
+    if ((opts->capture.args || opts->capture.retval) && !(s->capture = capture_state_new()))
         return -1;
     return 0;
 }
@@ -40,6 +43,7 @@ void session_free(struct session *s)
     }
     addr_map_free(&s->threads);
     addr_map_free(&s->processes);
+    capture_state_free(s->capture);
     x86_decoder_close(&s->decoder);
 }
 
@@ -102,11 +106,13 @@ struct thread *thread_find(struct session *s, pid_t tid)
 void session_frame_end(void *ctx, const struct frame *frame, unsigned flags)
 {
     struct frame_end_ctx *c = ctx;
+    if (c->s->capture && c->regs && !flags)
+        capture_at_return(c->s, c->t, frame->func, c->regs);
     rec_exit(c->s->rec, c->t->proc->pid, c->t->tid, frame->func, c->s->now, flags);
 }
 
 void thread_close_frames(struct session *s, struct thread *t, unsigned flags)
 {
-    struct frame_end_ctx ctx = {s, t};
+    struct frame_end_ctx ctx = {s, t, NULL};
     frames_close_all(&t->stack, flags, session_frame_end, &ctx);
 }

@@ -12,14 +12,17 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/user.h>
 
 #include "engine/frames.h"
+#include "symbols/capture_plan.h"
 #include "symbols/func_filter.h"
 #include "record/clock.h"
 #include "record/writer.h"
 #include "util/addr_map.h"
 
 struct addrspace;
+struct capture_state;
 
 /* The kernel's struct sigaction for rt_sigaction(2) on x86_64. */
 struct kernel_sigaction {
@@ -65,6 +68,7 @@ struct record_options {
     struct func_filter filter;
     const char *libs[FUNC_FILTER_MAX]; /* -l: globs on shared objects' names */
     size_t nlibs;
+    struct capture_options capture; /* -A, -R, --string-max, --capture */
 };
 
 struct session {
@@ -95,6 +99,7 @@ struct session {
     uint64_t lib_globs_matched;
     uint64_t only_matched, exclude_matched;
     char libs_seen[512];
+    struct capture_state *capture; /* NULL without -A/-R */
 };
 
 int session_init(struct session *s, const struct record_options *opts, struct recorder *rec,
@@ -111,6 +116,7 @@ struct thread *thread_find(struct session *s, pid_t tid);
 struct frame_end_ctx {
     struct session *s;
     struct thread *t;
+    const struct user_regs_struct *regs; /* at a return site: where the results are */
 };
 
 /* Records the end of every open frame of t, with flags, at the current stop's time. */

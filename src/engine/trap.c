@@ -5,6 +5,7 @@
 #include <sys/ptrace.h>
 #include <sys/user.h>
 
+#include "engine/arg_capture.h"
 #include "engine/engine.h"
 #include "engine/sigtrap_guard.h"
 #include "engine/stack_region.h"
@@ -24,8 +25,9 @@ static bool trap_is_int3(pid_t tid)
 }
 
 static void on_entry(struct session *s, struct thread *t, const struct breakpoint *bp,
-                     uint64_t sp)
+                     const struct user_regs_struct *regs)
 {
+    uint64_t sp = regs->rsp;
     struct process *p = t->proc;
     uint64_t ret = 0;
     if (mem_read(p->mem_fd, sp, &ret, sizeof(ret)) < 0)
@@ -37,10 +39,12 @@ static void on_entry(struct session *s, struct thread *t, const struct breakpoin
                          .func = bp->func};
     if (bp->loop_head && frames_is_reentry(&t->stack, &call))
         return; /* the loop went round, nobody called */
-    struct frame_end_ctx ctx = {s, t};
+    struct frame_end_ctx ctx = {s, t, NULL};
     if (frames_enter(&t->stack, &call, session_frame_end, &ctx) < 0)
         return;
     rec_enter(s->rec, p->pid, t->tid, bp->func, s->now);
+    if (s->capture)
+        capture_at_entry(s, t, bp->func, regs);
     probe_return_site(s, p, t->tid, ret);
 }
 
@@ -70,12 +74,12 @@ void engine_on_trap(struct session *s, struct thread *t)
             bp = &hook;
     }
     if (bp->kinds & BP_RETURN) {
-        struct frame_end_ctx ctx = {s, t};
+        struct frame_end_ctx ctx = {s, t, &regs};
         frames_return(&t->stack, bp->addr, regs.rsp, session_frame_end, &ctx);
     }
     uint64_t resume = bp->resume;
     if (bp->kinds & BP_ENTRY)
-        on_entry(s, t, bp, regs.rsp); /* may add breakpoints: bp can move */
+        on_entry(s, t, bp, &regs); /* may add breakpoints: bp can move */
     /* Only rip changes: one word instead of the whole register set. */
     ptrace(PTRACE_POKEUSER, t->tid, offsetof(struct user_regs_struct, rip), resume);
     engine_resume(t, 0);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "output/call_values.h"
 #include "output/run_dir.h"
 #include "record/reader.h"
 #include "util/addr_map.h"
@@ -20,6 +21,7 @@
 struct open_call {
     uint32_t func;
     uint64_t ticks;
+    struct rec_values *args, *ret; /* -A / -R: its REC_ARGS and REC_RETVAL */
 };
 
 struct thread_calls {
@@ -40,6 +42,7 @@ struct json_writer {
     struct addr_map func_names;
     struct addr_map threads;
     struct addr_map pid_reuse; /* pid -> ((generation << 1) | ended) + 1 */
+    struct run_funcs *funcs;   /* images and functions, to format -A / -R values */
     uint64_t last_ticks;
     uint64_t process_order;
     bool first_event;
@@ -106,6 +109,36 @@ static const char *func_name(const struct json_writer *w, uint32_t id)
     return name ? name : "??";
 }
 
+static void put_string_member(struct json_writer *w, const char *sep, const char *key,
+                              const char *value)
+{
+    outbuf_puts(&w->out, sep);
+    json_put_string(&w->out, key, strlen(key));
+    outbuf_puts(&w->out, ":");
+    json_put_string(&w->out, value, strlen(value));
+}
+
+/* -A / -R: each argument by name, and "return", as gdb prints them. */
+static void put_values(struct json_writer *w, const struct open_call *call, const char *sep)
+{
+    struct call_values cv;
+    if (!w->funcs || (!call->args && !call->ret))
+        return;
+    if (call_values_decode(w->funcs, call->func, call->args, call->ret, &cv) < 0) {
+        call_values_free(&cv);
+        return;
+    }
+    if (cv.raw) {
+        put_string_member(w, sep, "registers", "raw: no DWARF for this function, or its file changed");
+        sep = ",";
+    }
+    for (size_t i = 0; i < cv.nargs; i++, sep = ",")
+        put_string_member(w, sep, cv.args[i].name, cv.args[i].value);
+    if (cv.has_result)
+        put_string_member(w, sep, "return", cv.result.value);
+    call_values_free(&cv);
+}
+
 static void put_call(struct json_writer *w, const struct thread_calls *t,
                      const struct open_call *call, uint64_t end_ticks, unsigned flags)
 {
@@ -133,7 +166,10 @@ static void put_call(struct json_writer *w, const struct thread_calls *t,
             sep = ",";
         }
     }
+    put_values(w, call, sep);
     outbuf_puts(&w->out, "}}");
+    free(call->args);
+    free(call->ret);
     /* A forked child's copy of its parent's open calls is shown, but was not called by it. */
     if (flags & EXIT_INHERITED)
         return;
@@ -170,7 +206,7 @@ static int push_call(struct thread_calls *t, uint32_t func, uint64_t ticks)
         t->calls = calls;
         t->cap = cap;
     }
-    t->calls[t->depth++] = (struct open_call){func, ticks};
+    t->calls[t->depth++] = (struct open_call){func, ticks, NULL, NULL};
     return 0;
 }
 
@@ -234,11 +270,34 @@ static void on_thread(struct json_writer *w, const struct rec_thread *t)
     w->stats->threads++;
 }
 
+/* A REC_ARGS or REC_RETVAL: kept with the innermost open call of its thread, if it is that
+ * function's. */
+static int keep_values(struct json_writer *w, const struct rec_hdr *h)
+{
+    struct thread_calls *t = addr_map_get(&w->threads, h->tid);
+    if (!t || !t->depth || h->size < sizeof(struct rec_values))
+        return 0;
+    struct open_call *call = &t->calls[t->depth - 1];
+    if (call->func != ((const struct rec_values *)h)->func)
+        return 0;
+    struct rec_values **slot = h->type == REC_ARGS ? &call->args : &call->ret;
+    free(*slot);
+    *slot = rec_values_copy(h);
+    return 0;
+}
+
 static int handle(struct json_writer *w, const struct rec_hdr *h)
 {
     switch (h->type) {
     case REC_FUNC:
+        if (run_funcs_note(w->funcs, h) < 0)
+            return -1;
         return remember_func(w, (const struct rec_func *)h);
+    case REC_IMAGE:
+        return run_funcs_note(w->funcs, h);
+    case REC_ARGS:
+    case REC_RETVAL:
+        return keep_values(w, h);
     case REC_PROCESS:
         on_process(w, (const struct rec_process *)h);
         break;
@@ -300,6 +359,7 @@ static void free_writer(struct json_writer *w)
     }
     addr_map_free(&w->threads);
     addr_map_free(&w->pid_reuse);
+    run_funcs_free(w->funcs);
 }
 
 static void put_header(struct json_writer *w)
@@ -341,7 +401,7 @@ int trace_json_write(const char *record_path, const char *json_path, bool gzip,
         return -1;
     }
     if (addr_map_init(&w.threads, 64) < 0 || addr_map_init(&w.func_names, 1024) < 0 ||
-        addr_map_init(&w.pid_reuse, 64) < 0) {
+        addr_map_init(&w.pid_reuse, 64) < 0 || !(w.funcs = run_funcs_new())) {
         err_msg("%s: out of memory", json_path);
         outbuf_close(&w.out);
         free_writer(&w);

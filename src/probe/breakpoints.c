@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "arch/x86_64/relocate.h"
+#include "engine/arg_capture.h"
 #include "probe/memory.h"
 #include "probe/scratch.h"
 #include "symbols/proc_maps.h"
@@ -94,12 +95,20 @@ static int read_segment(struct process *p, uint64_t start, uint64_t size, uint8_
     return 0;
 }
 
+/* Where a function comes from, for its arguments' DWARF: its image file and its link-time
+ * address there; path NULL when unknown (its arguments are then shown as raw registers). */
+struct entry_origin {
+    const char *path;
+    uint64_t link_addr;
+};
+
 /* Puts an entry breakpoint at addr, whose bytes (as the program sees them) are code[0..avail);
  * body is how much of them is the function. Returns 1 when traced, 0 when skipped, -1 when out
  * of memory. */
 static int insert_entry(struct session *s, struct process *p, pid_t tid, uint32_t image_id,
                         const uint8_t *code, size_t avail, uint64_t body, uint64_t addr,
-                        uint64_t size, const char *name, size_t chunk_hint)
+                        uint64_t size, const char *name, size_t chunk_hint,
+                        struct entry_origin origin)
 {
     if (breakpoint_at(p->as, addr))
         return 0;
@@ -119,6 +128,7 @@ static int insert_entry(struct session *s, struct process *p, pid_t tid, uint32_
         return -1;
     *stored = bp;
     rec_func(s->rec, bp.func, image_id, addr, size, name);
+    capture_plan_function(s, origin.path, origin.link_addr, name, bp.func);
     if (mem_write(p->mem_fd, addr, &int3, 1) < 0) {
         dbg(DBG_PROBE, 1, "cannot write a breakpoint at %s: %s", name, strerror(errno));
         addr_map_del(&p->as->breakpoints, addr);
@@ -157,7 +167,7 @@ static long insert_segment(struct session *s, struct process *p, pid_t tid,
         size_t avail = (size_t)(seg->memsz - off) + X86_MAX_INSN;
         uint64_t body = f->size < seg->memsz - off ? f->size : seg->memsz - off;
         int rc = insert_entry(s, p, tid, image_id, text + off, avail, body, f->addr + bias, f->size,
-                              f->name, chunk_hint);
+                              f->name, chunk_hint, (struct entry_origin){image->path, f->addr});
         if (rc < 0)
             break;
         traced += rc;
@@ -256,7 +266,7 @@ int probe_insert_function(struct session *s, struct process *p, pid_t tid, uint3
     /* No size is known: no loop-head scan (an implementation picked by an IFUNC resolver is a
      * leaf routine, not a loop back to its own first byte). */
     return insert_entry(s, p, tid, image_id, code, sizeof(code), 0, addr, 0, name,
-                        RETURN_SITE_RESERVE * SCRATCH_SLOT);
+                        RETURN_SITE_RESERVE * SCRATCH_SLOT, (struct entry_origin){NULL, 0});
 }
 
 struct breakpoint *probe_insert_hook(struct session *s, struct process *p, pid_t tid, uint64_t addr)

@@ -41,6 +41,8 @@ enum rec_type {
     REC_PROCESS_END,  /* a process ends: exit status */
     REC_CLOCK,        /* a clock anchor, written periodically for recovery */
     REC_IMAGE,        /* an executable or library functions were taken from: id, bias, path */
+    REC_ARGS,         /* right after a REC_ENTER: the raw bytes of its arguments (rec_values) */
+    REC_RETVAL,       /* right before the REC_EXIT of a call that returned: its result's bytes */
 };
 
 /* REC_EXIT flags */
@@ -110,6 +112,37 @@ struct rec_clock {
     uint32_t reserved[2];
     struct clock_anchor anchor;
 };
+
+/* REC_ARGS / REC_RETVAL: what the engine copied at the stop, unformatted (the DWARF types that
+ * give it meaning are read again when the record is written out). nchunks struct rec_chunk
+ * follow, each followed by its len bytes padded to 8. */
+struct rec_values {
+    struct rec_hdr hdr;
+    uint32_t func;
+    uint32_t nchunks;
+};
+
+enum rec_chunk_kind {
+    CHUNK_GPR = 1, /* entry: rdi rsi rdx rcx r8 r9; return: rax rdx (8 bytes each) */
+    CHUNK_XMM,     /* entry: xmm0-7; return: xmm0 xmm1 (16 bytes each) */
+    CHUNK_X87,     /* return: st(0), 16 bytes of which 10 hold the value */
+    CHUNK_STACK,   /* entry: the stack arguments, from addr = rsp + 8 */
+    CHUNK_MEM,     /* memory a pointer of parameter `param` points to, from addr */
+};
+
+#define CHUNK_UNREADABLE 1u  /* CHUNK_MEM/CHUNK_STACK: nothing could be read at addr */
+#define CHUNK_CUT 2u         /* the bytes stop at a limit: a string without its end, a cap */
+#define CHUNK_RESULT 0xffffu /* param of a CHUNK_MEM read for the return value */
+
+struct rec_chunk {
+    uint8_t kind;  /* enum rec_chunk_kind */
+    uint8_t flags; /* CHUNK_* */
+    uint16_t param;
+    uint32_t len;
+    uint64_t addr;
+};
+
+#define REC_MAX_SIZE 65528 /* rec_hdr.size is 16 bits and records are multiples of 8 */
 
 #define REC_MAX_NAME 4096
 

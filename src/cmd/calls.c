@@ -1,0 +1,255 @@
+/* calltrace calls [RUN] [FUNC N] [--json]: the arguments recorded with -A/-R, read back from
+ * RUN/calls (output/call_dirs.h): per function, or one call by its number. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "analysis/run_select.h"
+#include "cmd/cli_util.h"
+#include "cmd/commands.h"
+#include "output/call_dirs.h"
+#include "output/run_dir.h"
+#include "util/log.h"
+
+#define JSON_FILE_MAX (64 << 20)
+
+static void usage(FILE *f)
+{
+    fputs("usage: calltrace calls [--json] [RUN]\n"
+          "       calltrace calls [--json] [RUN] FUNC N\n"
+          "The arguments recorded with -A (and -R): each function with its captured calls and\n"
+          "its parameters, or call N (from 1) of FUNC with its values. RUN defaults to the\n"
+          "newest run directory here.\n"
+          "  -j, --json       print JSON instead\n",
+          f);
+}
+
+/* The JSON document in path; NULL after one error line. */
+static cJSON *read_json(const char *path, const char *hint)
+{
+    FILE *f = fopen(path, "re");
+    if (!f) {
+        err_hint(errno == ENOENT ? hint : NULL, "%s: %s", path, strerror(errno));
+        return NULL;
+    }
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    for (;;) {
+        if (len + 4096 > cap) {
+            cap = cap ? cap * 2 : 65536;
+            char *nb = cap > JSON_FILE_MAX ? NULL : realloc(buf, cap + 1);
+            if (!nb) {
+                err_msg("%s: too large", path);
+                free(buf);
+                fclose(f);
+                return NULL;
+            }
+            buf = nb;
+        }
+        size_t n = fread(buf + len, 1, cap - len, f);
+        len += n;
+        if (n == 0)
+            break;
+    }
+    fclose(f);
+    buf[len] = '\0';
+    cJSON *doc = cJSON_ParseWithLength(buf, len);
+    free(buf);
+    if (!doc)
+        err_hint("rebuild it with calltrace export RUN", "%s: not valid JSON", path);
+    return doc;
+}
+
+static const char *str_of(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static double num_of(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : 0;
+}
+
+/* "int square(int v)" from a call.json. */
+static void print_signature(const char *name, const cJSON *call)
+{
+    const cJSON *ret = cJSON_GetObjectItemCaseSensitive(call, "return");
+    const char *rtype = ret ? str_of(ret, "type") : NULL;
+    /* a C++ name carries its parameter types already: the names follow in brackets */
+    bool cxx = strchr(name, '(') != NULL;
+    printf(cxx ? "%s  [" : "%s(", name);
+    const cJSON *p, *params = cJSON_GetObjectItemCaseSensitive(call, "params");
+    const char *sep = "";
+    cJSON_ArrayForEach(p, params)
+    {
+        printf("%s%s %s", sep, str_of(p, "type") ? str_of(p, "type") : "?",
+               str_of(p, "name") ? str_of(p, "name") : "?");
+        sep = ", ";
+    }
+    printf("%s -> %s%s", cxx ? "]" : ")", rtype ? rtype : "void",
+           cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(call, "raw_registers"))
+               ? " [no DWARF: raw registers]"
+               : "");
+}
+
+static cJSON *read_call(const char *run, const char *folder, long n)
+{
+    char path[PATH_MAX];
+    if (snprintf(path, sizeof(path), "%s/%s/%s/%ld/%s", run, CALL_DIRS_NAME, folder, n,
+                 CALL_JSON_NAME) >= (int)sizeof(path)) {
+        err_msg("%s: path too long", run);
+        return NULL;
+    }
+    return read_json(path, "the call folders of that function stop earlier (--max-call-dirs)");
+}
+
+static int summary(const char *run, cJSON *index, bool json)
+{
+    const cJSON *f, *funcs = cJSON_GetObjectItemCaseSensitive(index, "functions");
+    cJSON *out = json ? cJSON_CreateArray() : NULL;
+    if (!json)
+        printf("%-10s %-10s %s\n", "CALLS", "FOLDERS", "FUNCTION");
+    cJSON_ArrayForEach(f, funcs)
+    {
+        const char *name = str_of(f, "name"), *folder = str_of(f, "folder");
+        if (!name || !folder)
+            continue;
+        cJSON *first = num_of(f, "folders") >= 1 ? read_call(run, folder, 1) : NULL;
+        if (json) {
+            cJSON *o = cJSON_Duplicate(f, true);
+            if (first) {
+                cJSON *params =
+                    cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(first, "params"), true);
+                cJSON *p;
+                cJSON_ArrayForEach(p, params) /* names and types only */
+                {
+                    cJSON_DeleteItemFromObject(p, "value");
+                    cJSON_DeleteItemFromObject(p, "bytes");
+                }
+                cJSON_AddItemToObject(o, "params", params);
+                const cJSON *ret = cJSON_GetObjectItemCaseSensitive(first, "return");
+                if (ret && str_of(ret, "type"))
+                    cJSON_AddStringToObject(o, "return_type", str_of(ret, "type"));
+            }
+            cJSON_AddItemToArray(out, o);
+        } else {
+            printf("%-10.0f %-10.0f ", num_of(f, "calls"), num_of(f, "folders"));
+            if (first)
+                print_signature(name, first);
+            else
+                printf("%s", name);
+            putchar('\n');
+        }
+        cJSON_Delete(first);
+    }
+    if (json) {
+        char *text = cJSON_Print(out);
+        if (text)
+            puts(text);
+        free(text);
+        cJSON_Delete(out);
+    }
+    return 0;
+}
+
+static int one_call(const char *run, cJSON *index, const char *func, const char *number, bool json)
+{
+    long long n;
+    if (cli_number("N", number, 1, UINT32_MAX, &n) < 0)
+        return 2;
+    const cJSON *f, *funcs = cJSON_GetObjectItemCaseSensitive(index, "functions");
+    const cJSON *found = NULL;
+    cJSON_ArrayForEach(f, funcs) if (str_of(f, "name") && strcmp(str_of(f, "name"), func) == 0)
+        found = f;
+    if (!found) {
+        err_hint("calltrace calls RUN lists them", "%s: no arguments of %s were recorded", run,
+                 func);
+        return 1;
+    }
+    if (n > num_of(found, "calls")) {
+        err_msg("%s: %s has %.0f recorded calls, not %lld", run, func, num_of(found, "calls"), n);
+        return 1;
+    }
+    if (n > num_of(found, "folders")) {
+        err_hint("record again with a larger --max-call-dirs",
+                 "%s: call %lld of %s has no folder: only the first %.0f were kept", run, n, func,
+                 num_of(found, "folders"));
+        return 1;
+    }
+    cJSON *call = read_call(run, str_of(found, "folder"), (long)n);
+    if (!call)
+        return 1;
+    if (json) {
+        char *text = cJSON_Print(call);
+        if (text)
+            puts(text);
+        free(text);
+        cJSON_Delete(call);
+        return 0;
+    }
+    printf(
+        "%s #%lld  pid %.0f  tid %.0f  entry %.3f us  exit %.3f us%s\n", func, n,
+        num_of(call, "pid"), num_of(call, "tid"), num_of(call, "entry_us"), num_of(call, "exit_us"),
+        cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(call, "unfinished")) ? "  (unfinished)" : "");
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(call, "raw_registers")))
+        printf("  (its argument registers, raw: no DWARF for it, or its file changed)\n");
+    const cJSON *p, *params = cJSON_GetObjectItemCaseSensitive(call, "params");
+    cJSON_ArrayForEach(p, params) printf("  %s = %s\n", str_of(p, "name") ? str_of(p, "name") : "?",
+                                         str_of(p, "value") ? str_of(p, "value") : "?");
+    const cJSON *ret = cJSON_GetObjectItemCaseSensitive(call, "return");
+    if (ret)
+        printf("  return = %s\n", str_of(ret, "value") ? str_of(ret, "value") : "?");
+    cJSON_Delete(call);
+    return 0;
+}
+
+int cmd_calls(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"json", no_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    bool json = false;
+    int c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":jh", longopts, NULL)) != -1) {
+        if (c == 'j') {
+            json = true;
+        } else if (c == 'h') {
+            usage(stdout);
+            return 0;
+        } else {
+            cli_bad_option(argv, c, "calls");
+            return 2;
+        }
+    }
+    int rest = argc - optind;
+    if (rest > 3) {
+        err_hint("usage: calltrace calls [RUN] [FUNC N]", "calls: too many arguments");
+        return 2;
+    }
+    const char *run_arg = rest == 1 || rest == 3 ? argv[optind] : NULL;
+    const char *func = rest >= 2 ? argv[argc - 2] : NULL;
+    char run[PATH_MAX], record[PATH_MAX], index_path[PATH_MAX];
+    if (run_select(run_arg, run, sizeof(run), record, sizeof(record)) < 0)
+        return 1;
+    if (snprintf(index_path, sizeof(index_path), "%s/%s/%s", run, CALL_DIRS_NAME,
+                 CALL_DIRS_INDEX) >= (int)sizeof(index_path)) {
+        err_msg("%s: path too long", run);
+        return 1;
+    }
+    cJSON *index = read_json(index_path, "this run recorded no arguments: record with -A");
+    if (!index)
+        return 1;
+    int rc = func ? one_call(run, index, func, argv[argc - 1], json) : summary(run, index, json);
+    cJSON_Delete(index);
+    return rc;
+}

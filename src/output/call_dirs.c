@@ -1,0 +1,452 @@
+#include "output/call_dirs.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "output/call_values.h"
+#include "output/run_dir.h"
+#include "record/reader.h"
+#include "util/addr_map.h"
+#include "util/dir_tree.h"
+#include "util/log.h"
+
+struct open_call {
+    uint32_t func;
+    uint32_t number; /* N of its function; 0: not captured */
+    uint64_t ticks;
+    struct rec_values *args, *ret;
+};
+
+struct thread_calls {
+    uint32_t pid;
+    struct open_call *calls;
+    size_t depth, cap;
+};
+
+/* One captured function, by name: calls in several processes share one numbering. */
+struct func_dir {
+    char *name;
+    char folder[128];
+    uint32_t calls;
+    uint32_t folders;
+};
+
+struct dirs_writer {
+    const char *root; /* RUN/calls */
+    unsigned max_dirs;
+    struct rec_header header;
+    struct clock_anchor end;
+    struct run_funcs *funcs;
+    struct addr_map threads; /* tid -> struct thread_calls */
+    struct addr_map by_func; /* func id + 1 -> struct func_dir */
+    struct func_dir **dirs;  /* in order of first call */
+    size_t ndirs;
+    struct call_dirs_stats *stats;
+    int error; /* first errno writing */
+};
+
+static bool safe_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-' || c == '.' || c == '+';
+}
+
+void call_dirs_folder_name(const char *name, char *out, size_t outlen)
+{
+    size_t len = strlen(name);
+    bool safe = len && len <= 100 && name[0] != '.';
+    for (size_t i = 0; safe && i < len; i++)
+        safe = safe_char(name[i]);
+    if (safe && strstr(name, "~") == NULL) {
+        snprintf(out, outlen, "%s", name);
+        return;
+    }
+    /* FNV-1a of the whole name keeps two names that clean up alike apart */
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (uint8_t)name[i]) * 1099511628211ull;
+    char clean[64];
+    size_t n = 0;
+    for (size_t i = 0; i < len && n < 48; i++, n++)
+        clean[n] = safe_char(name[i]) && !(n == 0 && name[i] == '.') ? name[i] : '_';
+    clean[n] = '\0';
+    snprintf(out, outlen, "%s~%016llx", clean, (unsigned long long)h);
+}
+
+static struct func_dir *dir_of(struct dirs_writer *w, uint32_t func)
+{
+    struct func_dir *d = addr_map_get(&w->by_func, (uint64_t)func + 1);
+    if (d)
+        return d;
+    const char *name = run_funcs_name(w->funcs, func);
+    for (size_t i = 0; i < w->ndirs; i++) /* the same function in another process */
+        if (strcmp(w->dirs[i]->name, name) == 0)
+            return addr_map_put(&w->by_func, (uint64_t)func + 1, w->dirs[i]) < 0 ? NULL
+                                                                                 : w->dirs[i];
+    struct func_dir **dirs = reallocarray(w->dirs, w->ndirs + 1, sizeof(*dirs));
+    if (!dirs)
+        return NULL;
+    w->dirs = dirs;
+    d = calloc(1, sizeof(*d));
+    if (!d || !(d->name = strdup(name)) || addr_map_put(&w->by_func, (uint64_t)func + 1, d) < 0) {
+        free(d ? d->name : NULL);
+        free(d);
+        return NULL;
+    }
+    call_dirs_folder_name(name, d->folder, sizeof(d->folder));
+    w->dirs[w->ndirs++] = d;
+    w->stats->functions++;
+    return d;
+}
+
+static void note_error(struct dirs_writer *w)
+{
+    if (!w->error)
+        w->error = errno ? errno : EIO;
+}
+
+static int write_file(struct dirs_writer *w, const char *path, const void *data, size_t len)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        note_error(w);
+        return -1;
+    }
+    const uint8_t *p = data;
+    while (len) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            note_error(w);
+            close(fd);
+            return -1;
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    if (close(fd) < 0) {
+        note_error(w);
+        return -1;
+    }
+    return 0;
+}
+
+static double to_us(const struct dirs_writer *w, uint64_t ticks)
+{
+    int64_t ns = clock_ticks_to_ns(&w->header.start, &w->end, w->header.ns_per_tick, ticks);
+    return (double)ns / 1000.0;
+}
+
+static cJSON *value_json(const struct arg_value *a, const char *bin)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", a->name);
+    cJSON_AddStringToObject(o, "type", a->type);
+    cJSON_AddStringToObject(o, "value", a->value);
+    if (bin)
+        cJSON_AddStringToObject(o, "bytes", bin);
+    return o;
+}
+
+static void write_call(struct dirs_writer *w, struct func_dir *d, const struct thread_calls *t,
+                       uint32_t tid, const struct open_call *call, uint64_t end_ticks,
+                       unsigned flags)
+{
+    char dir[PATH_MAX], path[PATH_MAX + 200];
+    snprintf(dir, sizeof(dir), "%s/%s", w->root, d->folder);
+    if (d->folders == 0 && mkdir(dir, 0755) < 0 && errno != EEXIST) {
+        note_error(w);
+        return;
+    }
+    snprintf(dir, sizeof(dir), "%s/%s/%u", w->root, d->folder, call->number);
+    if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+        note_error(w);
+        return;
+    }
+    struct call_values cv;
+    if (call_values_decode(w->funcs, call->func, call->args, call->ret, &cv) < 0) {
+        errno = ENOMEM;
+        note_error(w);
+        call_values_free(&cv);
+        return;
+    }
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "function", d->name);
+    cJSON_AddNumberToObject(root, "call", call->number);
+    cJSON_AddNumberToObject(root, "pid", t->pid);
+    cJSON_AddNumberToObject(root, "tid", tid);
+    cJSON_AddNumberToObject(root, "entry_us", to_us(w, call->ticks));
+    cJSON_AddNumberToObject(root, "exit_us", to_us(w, end_ticks));
+    if (flags & EXIT_UNFINISHED)
+        cJSON_AddTrueToObject(root, "unfinished");
+    if (flags & EXIT_UNWOUND)
+        cJSON_AddTrueToObject(root, "unwound");
+    if (cv.raw)
+        cJSON_AddTrueToObject(root, "raw_registers");
+    cJSON *params = cJSON_AddArrayToObject(root, "params");
+    for (size_t i = 0; i < cv.nargs; i++) {
+        char bin[160] = "";
+        if (cv.args[i].bytes) {
+            snprintf(bin, sizeof(bin), "arg_%s.bin", cv.args[i].name);
+            snprintf(path, sizeof(path), "%s/%s", dir, bin);
+            write_file(w, path, cv.args[i].bytes, cv.args[i].nbytes);
+        }
+        cJSON_AddItemToArray(params, value_json(&cv.args[i], bin[0] ? bin : NULL));
+    }
+    if (cv.has_result)
+        cJSON_AddItemToObject(root, "return", value_json(&cv.result, NULL));
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    call_values_free(&cv);
+    snprintf(path, sizeof(path), "%s/%s", dir, CALL_JSON_NAME);
+    if (!text) {
+        errno = ENOMEM;
+        note_error(w);
+        return;
+    }
+    write_file(w, path, text, strlen(text));
+    free(text);
+    d->folders++;
+    w->stats->folders++;
+}
+
+static void end_call(struct dirs_writer *w, struct thread_calls *t, uint32_t tid, uint64_t ticks,
+                     unsigned flags)
+{
+    struct open_call call = t->calls[--t->depth];
+    if (call.number && !(flags & EXIT_INHERITED)) {
+        struct func_dir *d = dir_of(w, call.func);
+        if (d && (!w->max_dirs || call.number <= w->max_dirs))
+            write_call(w, d, t, tid, &call, ticks, flags);
+    }
+    free(call.args);
+    free(call.ret);
+}
+
+static struct thread_calls *thread_of(struct dirs_writer *w, uint32_t pid, uint32_t tid)
+{
+    struct thread_calls *t = addr_map_get(&w->threads, tid);
+    if (t) {
+        t->pid = pid;
+        return t;
+    }
+    t = calloc(1, sizeof(*t));
+    if (!t || addr_map_put(&w->threads, tid, t) < 0) {
+        free(t);
+        return NULL;
+    }
+    t->pid = pid;
+    return t;
+}
+
+static int on_enter(struct dirs_writer *w, const struct rec_call *r)
+{
+    struct thread_calls *t = thread_of(w, r->pid, r->hdr.tid);
+    if (!t)
+        return -1;
+    if (t->depth == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 16;
+        struct open_call *calls = reallocarray(t->calls, cap, sizeof(*calls));
+        if (!calls)
+            return -1;
+        t->calls = calls;
+        t->cap = cap;
+    }
+    t->calls[t->depth++] = (struct open_call){r->func, 0, r->ticks, NULL, NULL};
+    return 0;
+}
+
+static int on_values(struct dirs_writer *w, const struct rec_hdr *h)
+{
+    struct thread_calls *t = addr_map_get(&w->threads, h->tid);
+    if (!t || !t->depth || h->size < sizeof(struct rec_values))
+        return 0;
+    struct open_call *call = &t->calls[t->depth - 1];
+    if (call->func != ((const struct rec_values *)h)->func)
+        return 0;
+    if (h->type == REC_ARGS && !call->number) { /* numbered in call order */
+        struct func_dir *d = dir_of(w, call->func);
+        if (!d)
+            return -1;
+        call->number = ++d->calls;
+        w->stats->calls++;
+        if (w->max_dirs && d->calls == w->max_dirs + 1)
+            w->stats->capped++;
+    }
+    struct rec_values **slot = h->type == REC_ARGS ? &call->args : &call->ret;
+    free(*slot);
+    *slot =
+        call->number && (!w->max_dirs || call->number <= w->max_dirs) ? rec_values_copy(h) : NULL;
+    return 0;
+}
+
+static int handle(struct dirs_writer *w, const struct rec_hdr *h)
+{
+    switch (h->type) {
+    case REC_FUNC:
+    case REC_IMAGE:
+        return run_funcs_note(w->funcs, h);
+    case REC_ENTER:
+        return on_enter(w, (const struct rec_call *)h);
+    case REC_ARGS:
+    case REC_RETVAL:
+        return on_values(w, h);
+    case REC_EXIT: {
+        struct thread_calls *t = addr_map_get(&w->threads, h->tid);
+        if (t && t->depth)
+            end_call(w, t, h->tid, ((const struct rec_call *)h)->ticks, h->flags);
+        return 0;
+    }
+    case REC_THREAD:
+    case REC_THREAD_END: {
+        struct thread_calls *t = addr_map_get(&w->threads, h->tid);
+        uint64_t ticks = h->type == REC_THREAD ? ((const struct rec_thread *)h)->ticks
+                                               : ((const struct rec_end *)h)->ticks;
+        while (t && t->depth)
+            end_call(w, t, h->tid, ticks, EXIT_UNFINISHED);
+        return 0;
+    }
+    default:
+        return 0;
+    }
+}
+
+static void write_index(struct dirs_writer *w)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddNumberToObject(root, "max_call_dirs", w->max_dirs);
+    cJSON *funcs = cJSON_AddArrayToObject(root, "functions");
+    for (size_t i = 0; i < w->ndirs; i++) {
+        cJSON *f = cJSON_CreateObject();
+        cJSON_AddStringToObject(f, "name", w->dirs[i]->name);
+        cJSON_AddStringToObject(f, "folder", w->dirs[i]->folder);
+        cJSON_AddNumberToObject(f, "calls", w->dirs[i]->calls);
+        cJSON_AddNumberToObject(f, "folders", w->dirs[i]->folders);
+        cJSON_AddItemToArray(funcs, f);
+    }
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    char path[PATH_MAX];
+    snprintf(path, sizeof(path), "%s/%s", w->root, CALL_DIRS_INDEX);
+    if (text)
+        write_file(w, path, text, strlen(text));
+    free(text);
+}
+
+static void free_writer(struct dirs_writer *w)
+{
+    ADDR_MAP_FOREACH(&w->threads, slot)
+    {
+        struct thread_calls *t = slot->value;
+        while (t->depth--) {
+            free(t->calls[t->depth].args);
+            free(t->calls[t->depth].ret);
+        }
+        free(t->calls);
+        free(t);
+    }
+    addr_map_free(&w->threads);
+    addr_map_free(&w->by_func);
+    for (size_t i = 0; i < w->ndirs; i++) {
+        free(w->dirs[i]->name);
+        free(w->dirs[i]);
+    }
+    free(w->dirs);
+    run_funcs_free(w->funcs);
+}
+
+static int replay(struct dirs_writer *w, const char *record)
+{
+    char why[256];
+    struct rec_reader r;
+    if (rec_reader_open(&r, record, why, sizeof(why)) < 0) {
+        err_msg("%s: %s", record, why);
+        return -1;
+    }
+    w->header = r.header;
+    w->end = r.header.end;
+    if (!(r.header.flags & REC_F_COMPLETE)) { /* the last periodic anchor, as trace.json */
+        struct rec_reader scan;
+        if (rec_reader_open(&scan, record, why, sizeof(why)) == 0) {
+            while (rec_reader_next(&scan))
+                ;
+            w->end = scan.last_anchor;
+            rec_reader_close(&scan);
+        }
+    }
+    int failed = 0;
+    uint64_t last = 0;
+    for (const struct rec_hdr *h; !failed && (h = rec_reader_next(&r));) {
+        if (h->type == REC_ENTER || h->type == REC_EXIT)
+            last = ((const struct rec_call *)h)->ticks;
+        failed = handle(w, h);
+    }
+    ADDR_MAP_FOREACH(&w->threads, slot)
+    {
+        struct thread_calls *t = slot->value;
+        while (t->depth)
+            end_call(w, t, (uint32_t)slot->key, last, EXIT_UNFINISHED);
+    }
+    rec_reader_close(&r);
+    if (failed)
+        err_msg("%s: out of memory while writing the call folders", w->root);
+    return failed ? -1 : 0;
+}
+
+int call_dirs_export(const char *run, unsigned max_dirs, struct call_dirs_stats *stats)
+{
+    memset(stats, 0, sizeof(*stats));
+    char root[PATH_MAX], record[PATH_MAX];
+    if (run_path(root, sizeof(root), run, CALL_DIRS_NAME) < 0 ||
+        run_path(record, sizeof(record), run, REC_FILE_NAME) < 0) {
+        err_msg("%s: path too long", run);
+        return -1;
+    }
+    dir_tree_remove(root);
+    if (mkdir(root, 0755) < 0) {
+        err_msg("cannot create %s: %s", root, strerror(errno));
+        return -1;
+    }
+    struct dirs_writer w = {.root = root, .max_dirs = max_dirs, .stats = stats};
+    if (addr_map_init(&w.threads, 64) < 0 || addr_map_init(&w.by_func, 64) < 0 ||
+        !(w.funcs = run_funcs_new())) {
+        err_msg("%s: out of memory", root);
+        free_writer(&w);
+        return -1;
+    }
+    int rc = replay(&w, record);
+    if (rc == 0 && stats->calls)
+        write_index(&w);
+    else if (rc == 0) /* nothing was captured: no folder at all */
+        dir_tree_remove(root);
+    free_writer(&w);
+    if (rc == 0 && w.error) {
+        err_hint(w.error == ENOSPC ? "free some space, then run `calltrace export RUN`" : NULL,
+                 "writing %s: %s", root, strerror(w.error));
+        return -1;
+    }
+    return rc;
+}
+
+void call_dirs_print_summary(const char *run, const struct call_dirs_stats *stats,
+                             unsigned max_dirs)
+{
+    fprintf(stderr, "calltrace: arguments of %llu calls of %llu functions in %s/%s",
+            (unsigned long long)stats->calls, (unsigned long long)stats->functions, run,
+            CALL_DIRS_NAME);
+    if (stats->capped)
+        fprintf(stderr,
+                "; %llu function%s had more calls than --max-call-dirs %u: the "
+                "folders hold their first %u, the trace all of them",
+                (unsigned long long)stats->capped, stats->capped == 1 ? "" : "s", max_dirs,
+                max_dirs);
+    fputc('\n', stderr);
+}

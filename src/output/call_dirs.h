@@ -1,0 +1,36 @@
+/* RUN/calls/: a folder per captured call (-A/-R), derived from the record like trace.json, so
+ * `calltrace export` rebuilds it too.
+ *
+ *   calls/index.json           every captured function: its name, folder, calls, folders
+ *   calls/FUNC/N/call.json     call N of FUNC (from 1, in call order): times, ids, parameters
+ *                              (name, type, value), return value
+ *   calls/FUNC/N/arg_NAME.bin  the bytes a pointer parameter pointed to, when known
+ *
+ * FUNC is the function's name when it is a safe file name, else a safe unique one (index.json
+ * maps them). At most max_dirs folders per function (0: no limit); the trace has every call. */
+#ifndef CALLTRACE_OUTPUT_CALL_DIRS_H
+#define CALLTRACE_OUTPUT_CALL_DIRS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CALL_DIRS_NAME "calls"
+#define CALL_DIRS_INDEX "index.json"
+#define CALL_JSON_NAME "call.json"
+
+struct call_dirs_stats {
+    uint64_t calls;   /* captured calls */
+    uint64_t folders; /* written */
+    uint64_t functions;
+    uint64_t capped; /* functions with more calls than max_dirs */
+};
+
+/* Replaces RUN/calls from RUN/events.ctr. Returns 0, or -1 after one error line. */
+int call_dirs_export(const char *run, unsigned max_dirs, struct call_dirs_stats *stats);
+/* The closing summary's line about them. */
+void call_dirs_print_summary(const char *run, const struct call_dirs_stats *stats,
+                             unsigned max_dirs);
+/* The folder name of function name (at most 100 bytes), into out. */
+void call_dirs_folder_name(const char *name, char *out, size_t outlen);
+
+#endif

@@ -262,6 +262,11 @@ static int on_call(struct replay *r, const struct rec_call *c)
     return sym == REPLAY_NO_SYM ? -1 : push_frame(r, t, sym, ns);
 }
 
+static int pass_on(struct replay *r, const struct rec_hdr *h)
+{
+    return r->ops->record ? r->ops->record(r->ctx, r, h) : 0;
+}
+
 static int handle(struct replay *r, const struct rec_hdr *h)
 {
     int rc = 0;
@@ -270,9 +275,14 @@ static int handle(struct replay *r, const struct rec_hdr *h)
     case REC_EXIT:
         return on_call(r, (const struct rec_call *)h);
     case REC_FUNC:
-        return add_func(r, (const struct rec_func *)h);
+        rc = add_func(r, (const struct rec_func *)h);
+        return rc ? rc : pass_on(r, h);
     case REC_IMAGE:
-        return add_image(r, (const struct rec_image *)h);
+        rc = add_image(r, (const struct rec_image *)h);
+        return rc ? rc : pass_on(r, h);
+    case REC_ARGS:
+    case REC_RETVAL:
+        return pass_on(r, h);
     case REC_THREAD: {
         const struct rec_thread *th = (const struct rec_thread *)h;
         struct replay_thread *t = thread_of(r, th->pid, h->tid, &rc);

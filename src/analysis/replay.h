@@ -68,6 +68,10 @@ struct replay_ops {
     int (*thread)(void *ctx, struct replay *r, struct replay_thread *t);
     int (*enter)(void *ctx, struct replay *r, struct replay_thread *t, struct replay_frame *f);
     int (*exit)(void *ctx, struct replay *r, const struct replay_call *c);
+    /* The records that are not entries and exits, as read: REC_FUNC and REC_IMAGE (after the
+     * replay took them in), and REC_ARGS / REC_RETVAL, which belong to the innermost open
+     * call of thread h->tid. */
+    int (*record)(void *ctx, struct replay *r, const struct rec_hdr *h);
 };
 
 struct replay {

@@ -1,6 +1,7 @@
 /* calltrace tree [RUN]: each thread's calls as an indented tree with durations, a replay of the
  * run read from the binary record. A call without children is one line, "name();", a call with
  * children opens "name() {" and closes with "}" and its name in a C comment, as uftrace does.
+ * Captured arguments go between the parentheses, a return value after "=": "fib(n=3) = 2;".
  *
  * Streams: a call is printed when the next event of its thread shows whether it has children,
  * so memory does not grow with the run. Threads after the first are spooled to temporary files
@@ -17,6 +18,7 @@
 #include "cmd/cli_util.h"
 #include "record/clock.h"
 #include "cmd/commands.h"
+#include "output/call_values.h"
 #include "util/duration.h"
 #include "util/log.h"
 
@@ -31,6 +33,9 @@ struct tree_thread {
     uint32_t pid;
     uint32_t tid;
     bool pending; /* the innermost call's line is not printed yet: leaf or opener? */
+    /* the captured values of the open calls, by depth (NULL: none) */
+    struct rec_values **args, **rets;
+    size_t nslots;
 };
 
 struct tree_ctx {
@@ -38,6 +43,7 @@ struct tree_ctx {
     struct tree_thread **threads; /* in order of first call */
     size_t nthreads;
     bool write_failed;
+    struct run_funcs *funcs; /* names and DWARF, to format captured values */
 };
 
 static void usage(FILE *f)
@@ -137,13 +143,63 @@ static bool shown(const struct tree_ctx *tc, const struct replay_thread *t, size
            (!tc->cli->max_depth || depth <= tc->cli->max_depth);
 }
 
+static struct rec_values **value_slot(struct tree_thread *tt, size_t depth, bool ret)
+{
+    if (depth >= tt->nslots) {
+        size_t n = depth + 16;
+        struct rec_values **args = reallocarray(tt->args, n, sizeof(*args));
+        if (args)
+            tt->args = args;
+        struct rec_values **rets = args ? reallocarray(tt->rets, n, sizeof(*rets)) : NULL;
+        if (!rets)
+            return NULL;
+        tt->rets = rets;
+        memset(args + tt->nslots, 0, (n - tt->nslots) * sizeof(*args));
+        memset(rets + tt->nslots, 0, (n - tt->nslots) * sizeof(*rets));
+        tt->nslots = n;
+    }
+    return ret ? &tt->rets[depth] : &tt->args[depth];
+}
+
+/* "(a=1, b=2)", and " = 3" when with_result and there is one; "()" without captured values. */
+static void put_values(const struct tree_ctx *tc, struct tree_thread *tt, size_t depth,
+                       bool with_args, bool with_result)
+{
+    struct rec_values *args = depth < tt->nslots ? tt->args[depth] : NULL;
+    struct rec_values *ret = depth < tt->nslots ? tt->rets[depth] : NULL;
+    struct call_values cv = {0};
+    bool ok = (args || ret) &&
+              call_values_decode(tc->funcs, (args ? args : ret)->func, with_args ? args : NULL,
+                                 with_result ? ret : NULL, &cv) == 0;
+    if (with_args) {
+        putc('(', tt->out);
+        for (size_t i = 0; ok && i < cv.nargs; i++)
+            fprintf(tt->out, "%s%s=%s", i ? ", " : "", cv.args[i].name, cv.args[i].value);
+        putc(')', tt->out);
+    }
+    if (ok && with_result && cv.has_result)
+        fprintf(tt->out, " = %s", cv.result.value);
+    call_values_free(&cv);
+}
+
+static void forget_values(struct tree_thread *tt, size_t depth)
+{
+    if (depth >= tt->nslots)
+        return;
+    free(tt->args[depth]);
+    free(tt->rets[depth]);
+    tt->args[depth] = tt->rets[depth] = NULL;
+}
+
 /* The pending call has a child: it opens a block. */
-static void flush_opener(struct tree_thread *tt, const struct replay *r,
+static void flush_opener(const struct tree_ctx *tc, struct tree_thread *tt, const struct replay *r,
                          const struct replay_frame *f, size_t depth)
 {
     fprintf(tt->out, "%12s  ", "");
     put_indent(tt->out, depth);
-    fprintf(tt->out, "%s() {\n", replay_sym(r, f->sym)->name);
+    fputs(replay_sym(r, f->sym)->name, tt->out);
+    put_values(tc, tt, depth, true, false);
+    fputs(" {\n", tt->out);
     tt->pending = false;
 }
 
@@ -156,8 +212,28 @@ static int on_enter(void *ctx, struct replay *r, struct replay_thread *t, struct
     if (!tt)
         return -1;
     if (tt->pending)
-        flush_opener(tt, r, f - 1, t->depth - 1);
+        flush_opener(tc, tt, r, f - 1, t->depth - 1);
     tt->pending = true;
+    forget_values(tt, t->depth);
+    return 0;
+}
+
+/* Function and image definitions, to name and type values; values, kept until their call's
+ * line is printed. */
+static int on_record(void *ctx, struct replay *r, const struct rec_hdr *h)
+{
+    struct tree_ctx *tc = ctx;
+    if (h->type == REC_FUNC || h->type == REC_IMAGE)
+        return run_funcs_note(tc->funcs, h) < 0 ? -1 : 0;
+    struct replay_thread *t = addr_map_get(&r->threads, h->tid);
+    struct tree_thread *tt = t ? t->user : NULL;
+    if (!tt || !t->depth || !shown(tc, t, t->depth))
+        return 0;
+    struct rec_values **slot = value_slot(tt, t->depth, h->type == REC_RETVAL);
+    if (!slot)
+        return -1;
+    free(*slot);
+    *slot = rec_values_copy(h); /* NULL when damaged: the call is shown without values */
     return 0;
 }
 
@@ -181,10 +257,16 @@ static int on_exit_call(void *ctx, struct replay *r, const struct replay_call *c
     fprintf(tt->out, "%12s  ", duration_format(dur, sizeof(dur), c->total_ns));
     put_indent(tt->out, c->depth);
     const char *name = replay_sym(r, c->frame->sym)->name;
-    if (tt->pending)
-        fprintf(tt->out, "%s();", name);
-    else
-        fprintf(tt->out, "} /* %s */", name);
+    if (tt->pending) {
+        fputs(name, tt->out);
+        put_values(tc, tt, c->depth, true, true);
+        putc(';', tt->out);
+    } else {
+        putc('}', tt->out);
+        put_values(tc, tt, c->depth, false, true);
+        fprintf(tt->out, " /* %s */", name);
+    }
+    forget_values(tt, c->depth);
     put_marks(tt->out, c->flags);
     putc('\n', tt->out);
     tt->pending = false;
@@ -215,6 +297,10 @@ static int finish(struct tree_ctx *tc)
                 rc = -1;
             fclose(tt->out);
         }
+        for (size_t d = 0; d < tt->nslots; d++)
+            forget_values(tt, d);
+        free(tt->args);
+        free(tt->rets);
         free(tt);
     }
     free(tc->threads);
@@ -237,9 +323,16 @@ int cmd_tree(int argc, char **argv)
     struct replay r;
     if (replay_open(&r, record) < 0)
         return 1;
-    struct tree_ctx tc = {.cli = &cli};
-    static const struct replay_ops ops = {.enter = on_enter, .exit = on_exit_call};
+    struct tree_ctx tc = {.cli = &cli, .funcs = run_funcs_new()};
+    if (!tc.funcs) {
+        err_msg("out of memory");
+        replay_close(&r);
+        return 1;
+    }
+    static const struct replay_ops ops = {
+        .enter = on_enter, .exit = on_exit_call, .record = on_record};
     int rc = replay_run(&r, &ops, &tc);
+    run_funcs_free(tc.funcs);
     if (finish(&tc) < 0)
         rc = -1;
     if (rc == 0 && cli.tid && !tc.nthreads)

@@ -30,3 +30,26 @@ threads=$(grep -c '^# pid' "$CT_OUT")
 [ "$threads" -ge 9 ] || fail "expected a tree per thread (>= 9), got $threads"
 [ "$(grep -c 'work();' "$CT_OUT")" = 600 ] || fail "work() leaves: $(grep -c 'work();' "$CT_OUT")"
 grep -q 'blocker(.*unfinished' "$CT_OUT" || fail "blocker must be marked unfinished"
+
+# With -A -R, each call shows its arguments and its return value: fib(5)'s whole tree, against
+# one written out here from fib's definition (durations cut off).
+CTX="[tree with values]"
+build recursion O0
+ct_run -Afib -R -- "$BIN" 5
+ct_raw tree "$CT_DIR"
+expect_rc 0
+python3 - >"$T/fib-tree.expected" <<'PY'
+def fib(n, depth):
+    pad = "  " * depth
+    if n < 2:
+        print(f"{pad}fib(n={n}) = {n};")
+        return n
+    print(f"{pad}fib(n={n}) {{")
+    r = fib(n - 1, depth + 1) + fib(n - 2, depth + 1)
+    print(f"{pad}}} = {r} /* fib */")
+    return r
+fib(5, 1)
+PY
+sed -n 's/^ \{0,11\}[0-9.]* [mun]\?s  //p; s/^ \{14\}//p' "$CT_OUT" | grep 'fib' >"$T/fib-tree.got"
+diff "$T/fib-tree.expected" "$T/fib-tree.got" >"$T/fib-tree.diff" ||
+    fail "fib(5)'s tree differs: $(head -20 "$T/fib-tree.diff")"

@@ -1,5 +1,6 @@
 /* calltrace [OPTIONS] PROGRAM [ARGS...]: run a program under the tracer and write its run
  * directory. */
+#include <ctype.h>
 #include <errno.h>
 #include <fnmatch.h>
 #include <getopt.h>
@@ -18,6 +19,7 @@
 #include "cmd/commands.h"
 #include "engine/engine.h"
 #include "engine/launch.h"
+#include "inject/inject.h"
 #include "output/run_dir.h"
 #include "output/trace_json.h"
 #include "record/format.h"
@@ -43,7 +45,7 @@ struct record_cli {
 };
 
 /* Long options without a short form; the view options' codes (view.h) are above these. */
-enum { OPT_NO_FOLLOW = 256, OPT_OPEN };
+enum { OPT_NO_FOLLOW = 256, OPT_OPEN, OPT_ENGINE, OPT_BUFFER_SIZE };
 
 static void usage(FILE *f)
 {
@@ -69,6 +71,13 @@ static void usage(FILE *f)
           "                     breakpoint, so they cost nothing); repeatable\n"
           "      --no-follow    trace only PROGRAM's own process: its children run free of\n"
           "                     every breakpoint (threads are always traced)\n"
+          "      --engine=E     ptrace (the default): a breakpoint stop per call, traces\n"
+          "                     everything; inject: records inside the program through\n"
+          "                     patched entries, ~1000x faster; launch only, its child\n"
+          "                     processes run untraced, and programs it cannot handle yet\n"
+          "                     (static, C++ exceptions, backtrace) fall back to ptrace\n"
+          "      --buffer-size N  with --engine=inject: each thread's ring, in bytes (K, M\n"
+          "                     suffixes; default 8M); a full ring drops calls and says so\n"
           "  -q, --quiet        do not print the closing summary line\n"
           "  -z, --compress     write trace.json.gz (gzip) instead of trace.json\n"
           "  --open             then serve the trace and open it in Perfetto, as `view` does;\n"
@@ -108,6 +117,39 @@ static int add_glob(struct func_filter *f, int opt, const char *glob)
     return 0;
 }
 
+/* "8M", "512K", "1048576": bytes, within the inject engine's limits. */
+static int parse_buffer_size(const char *arg, size_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(arg, &end, 10);
+    unsigned long long unit = 1;
+    if (*end == 'K' || *end == 'k')
+        unit = 1024, end++;
+    else if (*end == 'M' || *end == 'm')
+        unit = 1024 * 1024, end++;
+    else if (*end == 'G' || *end == 'g')
+        unit = 1024 * 1024 * 1024, end++;
+    if (errno || end == arg || *end || !isdigit((unsigned char)*arg) || v > INJECT_BUFFER_MAX ||
+        v * unit < INJECT_BUFFER_MIN || v * unit > INJECT_BUFFER_MAX) {
+        err_hint("give a size from 64K to 1G, such as 8M", "--buffer-size %s: not a valid size",
+                 arg);
+        return -1;
+    }
+    *out = (size_t)(v * unit);
+    return 0;
+}
+
+static int parse_engine(const char *arg, bool *inject)
+{
+    if (strcmp(arg, "inject") == 0 || strcmp(arg, "ptrace") == 0) {
+        *inject = strcmp(arg, "inject") == 0;
+        return 0;
+    }
+    err_hint("use --engine=ptrace or --engine=inject", "--engine %s: unknown engine", arg);
+    return -1;
+}
+
 static int parse_args(int argc, char **argv, struct record_cli *cli)
 {
     /* One option a line, although VIEW_LONG_OPTIONS is not a brace. */
@@ -117,6 +159,8 @@ static int parse_args(int argc, char **argv, struct record_cli *cli)
         {"pid", required_argument, NULL, 'p'},
         {"duration", required_argument, NULL, 't'},
         {"no-follow", no_argument, NULL, OPT_NO_FOLLOW},
+        {"engine", required_argument, NULL, OPT_ENGINE},
+        {"buffer-size", required_argument, NULL, OPT_BUFFER_SIZE},
         {"filter", required_argument, NULL, 'F'},
         {"exclude", required_argument, NULL, 'N'},
         {"quiet", no_argument, NULL, 'q'},
@@ -173,6 +217,14 @@ static int parse_args(int argc, char **argv, struct record_cli *cli)
         case OPT_NO_FOLLOW:
             cli->opts.follow_forks = false;
             break;
+        case OPT_ENGINE:
+            if (parse_engine(optarg, &cli->opts.inject) < 0)
+                return -1;
+            break;
+        case OPT_BUFFER_SIZE:
+            if (parse_buffer_size(optarg, &cli->opts.buffer_size) < 0)
+                return -1;
+            break;
         case 'z':
             cli->compress = true;
             break;
@@ -207,6 +259,14 @@ static int parse_args(int argc, char **argv, struct record_cli *cli)
     if (cli->attach_pid && optind < argc) {
         err_hint("use either -p PID or a program to start", "%s: unexpected with -p",
                  argv[optind]);
+        return -1;
+    }
+    if (cli->opts.inject && cli->attach_pid) {
+        err_hint("use --engine=ptrace", "--engine=inject: -p (attaching) is not supported yet");
+        return -1;
+    }
+    if (cli->opts.buffer_size && !cli->opts.inject) {
+        err_hint("add --engine=inject", "--buffer-size: only applies with --engine=inject");
         return -1;
     }
     if (cli->duration && !cli->attach_pid) {
@@ -351,6 +411,12 @@ static void print_summary(const char *run, const struct trace_json_stats *stats,
     if (s->untraced_processes)
         fprintf(stderr, "calltrace: the calls of %llu process%s could not be recorded\n",
                 (unsigned long long)s->untraced_processes, s->untraced_processes == 1 ? "" : "es");
+    uint64_t dropped = inject_dropped_calls(s);
+    if (dropped)
+        fprintf(stderr,
+                "calltrace: %llu calls were not recorded (a ring was full, or a signal handler "
+                "or vfork child ran inside a trampoline; --buffer-size makes rings larger)\n",
+                (unsigned long long)dropped);
     if (s->skipped_functions)
         fprintf(stderr, "calltrace: %llu functions could not be traced safely (-v says which)\n",
                 (unsigned long long)s->skipped_functions);
@@ -380,6 +446,10 @@ static int run_traced(struct record_cli *cli, const char *path, const char *run,
 {
     if (session_init(s, &cli->opts, rec, clock, &stop_signal) < 0) {
         err_msg("cannot start the instruction decoder (capstone)");
+        return -1;
+    }
+    if (cli->opts.inject && !(s->inject = inject_engine_new(cli->opts.buffer_size))) {
+        err_msg("out of memory");
         return -1;
     }
     install_handlers();
@@ -443,11 +513,13 @@ int cmd_record(int argc, char **argv)
     struct session s;
     if (run_traced(&cli, path, run, &rec, &clock, &s) < 0) {
         recorder_close(&rec);
+        inject_engine_free(s.inject);
         session_free(&s);
         run_dir_discard(run);
         return 2;
     }
     int failed = finish_run(run, &rec, &s, &cli);
+    inject_engine_free(s.inject);
     session_free(&s);
     /* Also after Ctrl-C stopped the program: stopping a long run to look at it is common. */
     if (!failed && cli.open && view_open(run, &cli.view) < 0)

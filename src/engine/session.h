@@ -20,6 +20,7 @@
 #include "util/addr_map.h"
 
 struct addrspace;
+struct inject_engine;
 
 /* The kernel's struct sigaction for rt_sigaction(2) on x86_64. */
 struct kernel_sigaction {
@@ -60,12 +61,15 @@ struct record_options {
     bool follow_forks;
     const char *rank; /* MPI rank, shown in process names; NULL outside MPI */
     struct func_filter filter;
+    bool inject;        /* --engine=inject */
+    size_t buffer_size; /* --buffer-size: bytes per thread's ring, 0: the default */
 };
 
 struct session {
     const struct record_options *opts;
     struct recorder *rec;
     const struct clock_calibration *clock;
+    struct inject_engine *inject; /* --engine=inject, else NULL */
     csh decoder;
     struct addr_map threads;   /* tid -> struct thread */
     struct addr_map processes; /* pid -> struct process */

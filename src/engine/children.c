@@ -133,6 +133,8 @@ void engine_on_new_child(struct session *s, struct thread *parent, int event)
     p->nthreads++;
     if (!is_thread && (!s->opts->follow_forks || parent->proc->unfollowed))
         p->unfollowed = true;
+    if (is_thread && s->inject)
+        inject_on_clone(s, tid, flags);
     if (!is_thread && !parent->proc->unfollowed && s->inject &&
         inject_on_fork(s, parent, tid, event == PTRACE_EVENT_VFORK, shares))
         p->unfollowed = true;

@@ -195,7 +195,7 @@ int engine_loop(struct session *s)
 void engine_finish(struct session *s)
 {
     if (s->inject)
-        inject_drain(s);
+        inject_drain(s, true);
     for (;;) {
         struct process *p = NULL;
         ADDR_MAP_FOREACH(&s->processes, slot)

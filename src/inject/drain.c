@@ -29,15 +29,22 @@ static uint64_t real_return(const struct thread *t, const struct inject_space *s
     return ev->ret;
 }
 
-static void on_event(struct session *s, struct thread *t, const struct inject_space *sp,
-                     const struct inject_event *ev)
+static uint64_t tick_step(const struct session *s)
 {
-    if (ev->func < sp->first_func || ev->func >= sp->end_func)
+    return (uint64_t)(1.0 / s->clock->ns_per_tick) + 1;
+}
+
+/* last: the ticks of the thread's previous event, updated. */
+static void on_event(struct session *s, struct thread *t, const struct inject_space *sp,
+                     const struct inject_event *ev, uint64_t *last)
+{
+    uint32_t func = ev->func & ~INJECT_EVENT_EXIT;
+    if (func < sp->first_func || func >= sp->end_func)
         return; /* the program wrote over its ring: ignore what makes no sense */
     s->now = ev->tsc;
     struct frame_end_ctx ctx = {s, t};
     uint64_t ret = real_return(t, sp, ev);
-    if (ev->kind == INJECT_EVENT_EXIT) {
+    if (ev->func & INJECT_EVENT_EXIT) {
         frames_return(&t->stack, ret, ev->slot + 8, session_frame_end, &ctx);
         return;
     }
@@ -45,23 +52,58 @@ static void on_event(struct session *s, struct thread *t, const struct inject_sp
                          .ret_addr = ret,
                          .region = stack_region(t, ev->slot),
                          .ticks = ev->tsc,
-                         .func = ev->func};
+                         .func = func};
+    /* Frames this entry proves abandoned (longjmp) end at its time; the call itself starts a
+     * step later, so that it is not taken for a call inside them. */
+    size_t depth = t->stack.depth;
+    frames_close_stale(&t->stack, &call, session_frame_end, &ctx);
+    if (t->stack.depth < depth) {
+        call.ticks += tick_step(s);
+        *last = call.ticks;
+    }
     if (frames_enter(&t->stack, &call, session_frame_end, &ctx) == 0)
-        rec_enter(s->rec, t->proc->pid, t->tid, ev->func, ev->tsc);
+        rec_enter(s->rec, t->proc->pid, t->tid, func, call.ticks);
 }
 
 /* The TSC of these machines moves in steps of ~10 ns: a call and the one it makes at once (a tail
  * call) can read the same value, and two calls with the same start and duration have no order
  * in a trace. Each event of a thread is kept at least a nanosecond after the one before. */
+static uint64_t tick_step(const struct session *s);
+
 static void order_ticks(struct session *s, uint64_t *last, struct inject_event *ev)
 {
-    uint64_t step = (uint64_t)(1.0 / s->clock->ns_per_tick) + 1;
+    uint64_t step = tick_step(s);
     if (*last && ev->tsc < *last + step)
         ev->tsc = *last + step;
     *last = ev->tsc;
 }
 
-static void drain_slot(struct session *s, struct inject_space *sp, int slot, struct thread *t)
+/* An event reserved but never committed: its writer was interrupted by a signal handler that
+ * is still running (it commits once the handler returns), or left for good (the handler
+ * longjmp'd out, the thread died). After this long, or at the end, it is given up. */
+#define STUCK_NS 200000000
+
+enum event_state { EVENT_READY, EVENT_PENDING, EVENT_LOST };
+
+/* Copies the event at position pos, telling whether it is committed. */
+static enum event_state read_event(const uint8_t *ring, size_t ring_size, uint64_t pos,
+                                   struct inject_event *ev)
+{
+    const uint8_t *at = ring + (pos & (ring_size - 1));
+    uint32_t want = (uint32_t)(pos / EVENT_SIZE);
+    uint32_t stamp = __atomic_load_n((const uint32_t *)(at + 28), __ATOMIC_ACQUIRE);
+    if (stamp != want)
+        return (int32_t)(stamp - want) > 0 ? EVENT_LOST : EVENT_PENDING;
+    memcpy(ev, at, sizeof(*ev));
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    /* written over meanwhile by a writer a whole turn ahead (a full ring) */
+    if (__atomic_load_n((const uint32_t *)(at + 28), __ATOMIC_RELAXED) != want)
+        return EVENT_LOST;
+    return EVENT_READY;
+}
+
+static void drain_slot(struct session *s, struct inject_space *sp, int slot, struct thread *t,
+                       bool final)
 {
     uint8_t *ctl = space_ctl(sp, slot);
     uint64_t head = space_load(ctl, CTL_HEAD), tail = space_load(ctl, CTL_TAIL);
@@ -81,15 +123,28 @@ static void drain_slot(struct session *s, struct inject_space *sp, int slot, str
     uint64_t saved_now = s->now;
     for (; tail != head; tail += EVENT_SIZE) {
         struct inject_event ev;
-        memcpy(&ev, ring + (tail & (sp->ring_size - 1)), sizeof(ev));
+        enum event_state state = read_event(ring, sp->ring_size, tail, &ev);
+        if (state == EVENT_PENDING && !final) {
+            uint64_t now = clock_ticks(s->clock);
+            if (sp->slot_stuck_at[slot] != tail + 1) {
+                sp->slot_stuck_at[slot] = tail + 1;
+                sp->slot_stuck_since[slot] = now;
+            }
+            if ((double)(now - sp->slot_stuck_since[slot]) * s->clock->ns_per_tick < STUCK_NS)
+                break;
+        }
+        if (state != EVENT_READY) {
+            s->inject->drops++;
+            continue;
+        }
         order_ticks(s, &sp->slot_last[slot], &ev);
-        on_event(s, t, sp, &ev);
+        on_event(s, t, sp, &ev, &sp->slot_last[slot]);
     }
     s->now = saved_now;
     space_store(ctl, CTL_TAIL, tail);
 }
 
-static void drain_space(struct session *s, struct inject_space *sp)
+static void drain_space(struct session *s, struct inject_space *sp, bool final)
 {
     for (int i = 0; i < REGION_SLOTS; i++) {
         if (!sp->slot_tid[i])
@@ -99,11 +154,11 @@ static void drain_space(struct session *s, struct inject_space *sp)
             space_slot_release(s->inject, sp, i);
             continue;
         }
-        drain_slot(s, sp, i, t);
+        drain_slot(s, sp, i, t, final);
     }
 }
 
-void inject_drain(struct session *s)
+void inject_drain(struct session *s, bool final)
 {
     struct inject_engine *e = s->inject;
     for (;;) {
@@ -115,7 +170,7 @@ void inject_drain(struct session *s)
                 gone = sp;
                 break;
             }
-            drain_space(s, sp);
+            drain_space(s, sp, final);
         }
         if (!gone)
             return;
@@ -134,7 +189,8 @@ pid_t inject_wait(struct session *s, int *status)
     sigprocmask(SIG_BLOCK, &chld, NULL);
     for (;;) {
         pid_t tid = waitpid(-1, status, __WALL | WNOHANG);
-        inject_drain(s);
+        /* a thread or process that ended wrote everything it will: drain it whole */
+        inject_drain(s, tid > 0 && (WIFEXITED(*status) || WIFSIGNALED(*status)));
         if (tid != 0)
             return tid;
         if (*s->stop_signal && !s->killing) {

@@ -31,6 +31,7 @@
 struct inject_engine {
     struct addr_map spaces;   /* pid -> struct inject_space */
     struct addr_map forks;    /* child pid -> struct inject_fork_copy, until it is released */
+    struct addr_map shared_tls; /* threads cloned without CLONE_SETTLS, until their first stop */
     size_t ring_size;         /* per thread, a power of two */
     uint64_t drops;           /* calls not recorded, from spaces already gone */
     uint64_t corrupt_slots;   /* rings whose indexes made no sense: no longer read */
@@ -53,8 +54,9 @@ const char *inject_image_unsupported(const char *path);
 long inject_trace_image(struct session *s, struct process *p, pid_t via,
                         const struct elf_image *image, uint64_t bias);
 
-/* Moves every event written so far into the recorder. */
-void inject_drain(struct session *s);
+/* Moves every event written so far into the recorder; final: even those whose writer never
+ * finished them (counted as dropped), because it will not. */
+void inject_drain(struct session *s, bool final);
 /* Waits for a ptrace stop (its tid, status) while draining the rings; returns like waitpid. */
 pid_t inject_wait(struct session *s, int *status);
 
@@ -66,6 +68,8 @@ void inject_thread_start(struct session *s, struct thread *t);
 bool inject_on_fork(struct session *s, struct thread *parent, pid_t child, bool is_vfork,
                     bool shares_memory);
 void inject_on_vfork_done(struct session *s, struct thread *parent);
+/* A new thread, with the flags of its clone. */
+void inject_on_clone(struct session *s, pid_t tid, unsigned long flags);
 /* Before calltrace lets go of a child process: its patches out, its rings its own. */
 void inject_release_child(struct session *s, struct process *p, pid_t tid);
 

@@ -32,7 +32,8 @@ static size_t round_pow2(size_t v)
 struct inject_engine *inject_engine_new(size_t ring_size)
 {
     struct inject_engine *e = calloc(1, sizeof(*e));
-    if (!e || addr_map_init(&e->spaces, 16) < 0 || addr_map_init(&e->forks, 16) < 0) {
+    if (!e || addr_map_init(&e->spaces, 16) < 0 || addr_map_init(&e->forks, 16) < 0 ||
+        addr_map_init(&e->shared_tls, 16) < 0) {
         free(e);
         return NULL;
     }
@@ -50,6 +51,7 @@ void inject_engine_free(struct inject_engine *e)
     free(slot->value);
     addr_map_free(&e->spaces);
     addr_map_free(&e->forks);
+    addr_map_free(&e->shared_tls);
     free(e);
 }
 

@@ -129,6 +129,7 @@ int space_slot_take(struct inject_space *sp, pid_t tid)
     sp->slot_tid[i] = tid;
     sp->slot_fs[i] = 0;
     sp->slot_last[i] = 0;
+    sp->slot_stuck_at[i] = 0;
     return i;
 }
 

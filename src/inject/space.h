@@ -34,6 +34,8 @@ struct inject_space {
     pid_t slot_tid[REGION_SLOTS];     /* 0: free */
     uint64_t slot_fs[REGION_SLOTS];   /* the thread's fs base, 0 while unknown */
     uint64_t slot_last[REGION_SLOTS]; /* ticks of the slot's last event */
+    uint64_t slot_stuck_at[REGION_SLOTS]; /* 1 + position of an uncommitted event, or 0 */
+    uint64_t slot_stuck_since[REGION_SLOTS];
     uint32_t first_func, end_func;    /* the ids of its functions */
     uint64_t blob_exit;               /* where hooked calls return to, in the program */
     struct inject_patch *patches;

@@ -2,6 +2,8 @@
  * before it runs; a child process gets its patches taken out and its rings made its own, then
  * runs untraced (not supported yet, said once). */
 #include <errno.h>
+#include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -63,15 +65,13 @@ void inject_thread_start(struct session *s, struct thread *t)
             (int)t->tid);
         return;
     }
-    uint64_t at = regs.fs_base + INJECT_TCB_SLOT, current = 0;
-    mem_read(t->proc->mem_fd, at, &current, sizeof(current));
-    int owner = slot_at(sp, current);
-    if (owner >= 0 && sp->slot_tid[owner] && sp->slot_tid[owner] != t->tid &&
-        thread_find(s, sp->slot_tid[owner])) {
-        /* cloned without CLONE_SETTLS: a thread control block used by two threads */
-        err_msg("--engine=inject: thread %d shares the thread control block of thread %d: their "
-                "calls may be mixed up; use --engine=ptrace",
-                (int)t->tid, (int)sp->slot_tid[owner]);
+    uint64_t at = regs.fs_base + INJECT_TCB_SLOT;
+    if (addr_map_get(&s->inject->shared_tls, (uint64_t)t->tid)) {
+        addr_map_del(&s->inject->shared_tls, (uint64_t)t->tid);
+        err_msg("--engine=inject: thread %d was created without a thread control block of its "
+                "own (clone without CLONE_SETTLS): its calls may be mixed up with its creator's; "
+                "use --engine=ptrace",
+                (int)t->tid);
         return;
     }
     int slot = space_slot_take(sp, t->tid);
@@ -173,6 +173,12 @@ bool inject_on_fork(struct session *s, struct thread *parent, pid_t child, bool 
     if (slot >= 0)
         space_ctl(sp, slot)[CTL_BUSY] = 2;
     return true;
+}
+
+void inject_on_clone(struct session *s, pid_t tid, unsigned long flags)
+{
+    if (s->inject && !(flags & CLONE_SETTLS))
+        addr_map_put(&s->inject->shared_tls, (uint64_t)tid, (void *)1);
 }
 
 void inject_on_vfork_done(struct session *s, struct thread *parent)

@@ -30,9 +30,12 @@ __asm__(
     "    jbe .Lentry_noslot\n"
     ".Lentry_slot:\n"
     "    cmp byte ptr [rcx+" STR(CTL_BUSY) "], 0\n"
-    "    jne .Lentry_drop\n"                     /* a signal handler inside a trampoline */
-    "    mov byte ptr [rcx+" STR(CTL_BUSY) "], 1\n"
-    "    mov rdx, [rcx+" STR(CTL_SHADOW_TOP) "]\n"
+    "    jne .Lentry_drop\n"                     /* a vfork child on its parent's block */
+    /* Signal handlers may call traced functions anywhere in here: every shared index is
+     * reserved by one instruction (xadd: a signal lands before or after it) before the entry
+     * or event it reserves is written, and a handler's calls end before it returns. */
+    "    mov edx, " STR(SHADOW_ENTRY_SIZE) "\n"
+    "    xadd [rcx+" STR(CTL_SHADOW_TOP) "], rdx\n"
     "    cmp rdx, [rcx+" STR(CTL_SHADOW_END) "]\n"
     "    jae .Lentry_shadow_full\n"
     "    mov r11, [rsp]\n"
@@ -40,28 +43,28 @@ __asm__(
     "    mov [rdx+8], rsp\n"                     /*         its slot */
     "    mov r10d, [rax+8]\n"
     "    mov [rdx+16], r10\n"                    /*         function id */
-    "    add rdx, " STR(SHADOW_ENTRY_SIZE) "\n"
-    "    mov [rcx+" STR(CTL_SHADOW_TOP) "], rdx\n"
     "    mov rdx, [rcx+" STR(CTL_HEAD) "]\n"
-    "    mov r10, rdx\n"
-    "    sub r10, [rcx+" STR(CTL_TAIL) "]\n"
-    "    cmp r10, [rcx+" STR(CTL_LIMIT) "]\n"
+    "    sub rdx, [rcx+" STR(CTL_TAIL) "]\n"
+    "    cmp rdx, [rcx+" STR(CTL_LIMIT) "]\n"
     "    ja .Lentry_ring_full\n"
+    "    mov r10d, " STR(EVENT_SIZE) "\n"
+    "    xadd [rcx+" STR(CTL_HEAD) "], r10\n"    /* r10: the event's position */
+    "    mov rdx, r10\n"
     "    and rdx, [rcx+" STR(CTL_MASK) "]\n"
     "    add rdx, [rcx+" STR(CTL_RING) "]\n"
+    "    shr r10, 5\n"                           /* its stamp: position / event size */
     "    mov [rdx+8], rsp\n"
     "    mov [rdx+16], r11\n"
-    "    mov r10d, [rax+8]\n"                    /* func, kind 0 (entry) in the high half */
-    "    mov [rdx+24], r10\n"
-    "    mov r10, rdx\n"
+    "    mov r11d, [rax+8]\n"                    /* func; the top bit clear: an entry */
+    "    mov [rdx+24], r11d\n"
+    "    mov r11, rdx\n"
     "    rdtsc\n"
     "    shl rdx, 32\n"
     "    or rax, rdx\n"
-    "    mov [r10], rax\n"
-    /* x86 keeps stores in order: the event is complete before the head says so. */
-    "    add qword ptr [rcx+" STR(CTL_HEAD) "], " STR(EVENT_SIZE) "\n"
+    "    mov [r11], rax\n"
+    /* x86 keeps stores in order: the stamp, last, commits the event. */
+    "    mov [r11+28], r10d\n"
     ".Lentry_hook:\n"
-    "    mov byte ptr [rcx+" STR(CTL_BUSY) "], 0\n"
     "    mov rax, [rsp-8]\n"
     "    mov rdx, [rsp-16]\n"
     "    mov rcx, [rsp-24]\n"
@@ -77,7 +80,6 @@ __asm__(
     "    mov [rsp-40], r11\n"
     "    mov [rsp-48], r10\n"
     "    mov rcx, qword ptr fs:[" STR(INJECT_TCB_SLOT) "]\n"
-    "    mov byte ptr [rcx+" STR(CTL_BUSY) "], 1\n"
     "    lea r11, [rsp-8]\n"
     "    mov rdx, [rcx+" STR(CTL_SHADOW_TOP) "]\n"
     /* The newest entry of this slot is this call; entries above it were abandoned (longjmp,
@@ -88,30 +90,35 @@ __asm__(
     "    jb .Lexit_lost\n"
     "    cmp [rdx+8], r11\n"
     "    jne .Lexit_find\n"
-    "    mov [rcx+" STR(CTL_SHADOW_TOP) "], rdx\n"
     "    mov r10, [rdx]\n"
     "    mov [rsp-56], r10\n"                    /* the real return address */
+    "    mov eax, [rdx+16]\n"
+    "    mov [rsp-64], rax\n"                    /* the function id */
+    /* read before the pop: a handler may push over the entry right after it */
+    "    mov [rcx+" STR(CTL_SHADOW_TOP) "], rdx\n"
     "    mov rax, [rcx+" STR(CTL_HEAD) "]\n"
-    "    mov r10, rax\n"
-    "    sub r10, [rcx+" STR(CTL_TAIL) "]\n"
-    "    cmp r10, [rcx+" STR(CTL_LIMIT) "]\n"
+    "    sub rax, [rcx+" STR(CTL_TAIL) "]\n"
+    "    cmp rax, [rcx+" STR(CTL_LIMIT) "]\n"
     "    ja .Lexit_ring_full\n"
+    "    mov r10d, " STR(EVENT_SIZE) "\n"
+    "    xadd [rcx+" STR(CTL_HEAD) "], r10\n"
+    "    mov rax, r10\n"
     "    and rax, [rcx+" STR(CTL_MASK) "]\n"
     "    add rax, [rcx+" STR(CTL_RING) "]\n"
+    "    shr r10, 5\n"
     "    mov [rax+8], r11\n"
-    "    mov r10, [rsp-56]\n"
-    "    mov [rax+16], r10\n"
-    "    mov r10d, [rdx+16]\n"
-    "    mov [rax+24], r10d\n"
-    "    mov dword ptr [rax+28], " STR(INJECT_EVENT_EXIT) "\n"
-    "    mov r10, rax\n"
+    "    mov rdx, [rsp-56]\n"
+    "    mov [rax+16], rdx\n"
+    "    mov rdx, [rsp-64]\n"
+    "    bts edx, 31\n"                          /* the top bit: an exit */
+    "    mov [rax+24], edx\n"
+    "    mov r11, rax\n"
     "    rdtsc\n"
     "    shl rdx, 32\n"
     "    or rax, rdx\n"
-    "    mov [r10], rax\n"
-    "    add qword ptr [rcx+" STR(CTL_HEAD) "], " STR(EVENT_SIZE) "\n"
+    "    mov [r11], rax\n"
+    "    mov [r11+28], r10d\n"
     ".Lexit_done:\n"
-    "    mov byte ptr [rcx+" STR(CTL_BUSY) "], 0\n"
     "    mov rax, [rsp-16]\n"
     "    mov rdx, [rsp-24]\n"
     "    mov rcx, [rsp-32]\n"
@@ -128,7 +135,7 @@ __asm__(
     "    inc qword ptr [rcx+" STR(CTL_DROPS) "]\n"
     "    jmp .Lentry_hook\n"
     ".Lentry_shadow_full:\n"
-    "    mov byte ptr [rcx+" STR(CTL_BUSY) "], 0\n"
+    "    sub qword ptr [rcx+" STR(CTL_SHADOW_TOP) "], " STR(SHADOW_ENTRY_SIZE) "\n"
     ".Lentry_drop:\n"
     "    inc qword ptr [rcx+" STR(CTL_DROPS) "]\n"
     ".Lentry_untraced:\n"                        /* run the function as if never patched */

@@ -41,21 +41,23 @@
 #define CTL_SHADOW_BASE 40
 #define CTL_SHADOW_END 48
 #define CTL_DROPS 56        /* calls not recorded (ring full, shadow full, re-entered) */
-#define CTL_BUSY 64         /* byte: inside a trampoline (a signal handler's calls skip) */
+#define CTL_BUSY 64         /* byte: a vfork child borrows the block: its calls are skipped */
 #define CTL_TAIL 128        /* bytes read by calltrace (consumer), on its own cache line */
 #define CTL_SIZE 4096
 
-/* A ring event. */
+/* A ring event. The writer reserves it (head += EVENT_SIZE), fills it, and commits it by writing
+ * its stamp last: the low 32 bits of position / EVENT_SIZE, so the reader tells a committed
+ * event from one still being written (a signal handler's events may come in between) or one
+ * left from the ring's previous turn. */
 #define EVENT_SIZE 32
 struct inject_event {
     uint64_t tsc;
     uint64_t slot; /* address of the return address slot: rsp at the entry */
     uint64_t ret;  /* the real return address */
-    uint32_t func;
-    uint32_t kind; /* INJECT_EVENT_* */
+    uint32_t func; /* INJECT_EVENT_EXIT set: an exit */
+    uint32_t stamp;
 };
-#define INJECT_EVENT_ENTER 0
-#define INJECT_EVENT_EXIT 1
+#define INJECT_EVENT_EXIT 0x80000000u
 
 /* A shadow stack entry. */
 #define SHADOW_ENTRY_SIZE 32

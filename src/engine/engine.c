@@ -131,7 +131,7 @@ static void kill_all(struct session *s)
 
 static pid_t wait_for_stop(struct session *s, int *status)
 {
-    if (s->inject)
+    if (s->inject && inject_has_rings(s))
         return inject_wait(s, status);
     if (s->spin_ticks) {
         uint64_t start = clock_ticks(s->clock);

@@ -1,6 +1,10 @@
 /* The consumer side: events from the rings go through the ptrace engine's shadow-stack rules
  * (engine/frames.h) into the recorder, so both engines make the same trace of the same calls. */
 #include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -142,6 +146,9 @@ static void drain_slot(struct session *s, struct inject_space *sp, int slot, str
     }
     s->now = saved_now;
     space_store(ctl, CTL_TAIL, tail);
+    /* a thread waiting for room sleeps on the tail; it may give up waiting, not for good */
+    ctl[CTL_GAVE_UP] = 0;
+    syscall(SYS_futex, ctl + CTL_TAIL, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
 static void drain_space(struct session *s, struct inject_space *sp, bool final)
@@ -200,6 +207,11 @@ pid_t inject_wait(struct session *s, int *status)
         struct timespec ts = {0, IDLE_WAIT_NS};
         sigtimedwait(&chld, NULL, &ts);
     }
+}
+
+bool inject_has_rings(const struct session *s)
+{
+    return s->inject->spaces.count > 0;
 }
 
 uint64_t inject_dropped_calls(const struct session *s)

@@ -57,6 +57,8 @@ long inject_trace_image(struct session *s, struct process *p, pid_t via,
 /* Moves every event written so far into the recorder; final: even those whose writer never
  * finished them (counted as dropped), because it will not. */
 void inject_drain(struct session *s, bool final);
+/* Does a traced process have rings (not every image can be injected)? */
+bool inject_has_rings(const struct session *s);
 /* Waits for a ptrace stop (its tid, status) while draining the rings; returns like waitpid. */
 pid_t inject_wait(struct session *s, int *status);
 

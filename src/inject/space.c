@@ -126,6 +126,7 @@ int space_slot_take(struct inject_space *sp, pid_t tid)
     space_store(ctl, CTL_SHADOW_BASE, shadow);
     space_store(ctl, CTL_SHADOW_TOP, shadow);
     space_store(ctl, CTL_SHADOW_END, shadow + SHADOW_SIZE);
+    space_store(ctl, CTL_CONSUMER, (uint64_t)getpid());
     sp->slot_tid[i] = tid;
     sp->slot_fs[i] = 0;
     sp->slot_last[i] = 0;

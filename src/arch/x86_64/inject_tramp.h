@@ -42,6 +42,8 @@
 #define CTL_SHADOW_END 48
 #define CTL_DROPS 56        /* calls not recorded (ring full, shadow full, re-entered) */
 #define CTL_BUSY 64         /* byte: a vfork child borrows the block: its calls are skipped */
+#define CTL_GAVE_UP 65      /* byte: a full ring was not drained in time: drop, do not wait */
+#define CTL_CONSUMER 72     /* calltrace's pid, woken with SIGCHLD when the ring is full */
 #define CTL_TAIL 128        /* bytes read by calltrace (consumer), on its own cache line */
 #define CTL_SIZE 4096
 
@@ -63,6 +65,12 @@ struct inject_event {
 #define SHADOW_ENTRY_SIZE 32
 
 /* One traced function's code in the region: stub, descriptor, relocated instructions. */
+/* A full ring: the thread wakes calltrace and waits for room, up to WAIT_TRIES futex waits of
+ * WAIT_NS on the ring's tail; then it gives up and drops until calltrace drains again (it may
+ * be gone: the program must never hang on it). */
+#define RING_WAIT_NS 1000000
+#define RING_WAIT_TRIES 200
+
 #define FUNC_CODE_SIZE 128
 #define FUNC_STUB_LEN 17
 #define FUNC_DESC_OFF 24

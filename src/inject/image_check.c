@@ -7,12 +7,25 @@
 
 #include "inject/inject.h"
 
-/* Imports that mean a stack walk or an unwind may cross a hooked frame, whose return address is
- * the trampoline's (no unwind info there): C++ exceptions and cleanups, backtrace(). */
-static const char *const unwinding_imports[] = {
-    "__cxa_throw",      "__cxa_rethrow",     "__cxa_begin_catch",    "_Unwind_Resume",
-    "_Unwind_RaiseException", "_Unwind_Backtrace", "_Unwind_ForcedUnwind", "backtrace",
-    "__gxx_personality_v0",
+/* Imports the trampolines cannot live with yet, and why: a stack walk or an unwind that crosses
+ * a hooked frame, whose return address is the trampoline's (no unwind information there), and
+ * stack switching, which the shadow stack of a thread does not follow. */
+static const struct {
+    const char *name;
+    const char *why;
+} unsupported_imports[] = {
+    {"__cxa_throw", "C++ exceptions are not supported yet"},
+    {"__cxa_rethrow", "C++ exceptions are not supported yet"},
+    {"__cxa_begin_catch", "C++ exceptions are not supported yet"},
+    {"_Unwind_Resume", "C++ exceptions are not supported yet"},
+    {"_Unwind_RaiseException", "C++ exceptions are not supported yet"},
+    {"_Unwind_ForcedUnwind", "C++ exceptions are not supported yet"},
+    {"__gxx_personality_v0", "C++ exceptions are not supported yet"},
+    {"_Unwind_Backtrace", "stack walks (backtrace) are not supported yet"},
+    {"backtrace", "stack walks (backtrace) are not supported yet"},
+    {"swapcontext", "switching stacks (swapcontext) is not supported yet"},
+    {"setcontext", "switching stacks (setcontext) is not supported yet"},
+    {"makecontext", "switching stacks (makecontext) is not supported yet"},
 };
 
 static const char *check_interp(Elf *elf)
@@ -50,12 +63,10 @@ static const char *check_imports(Elf *elf)
             if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx != SHN_UNDEF)
                 continue;
             const char *name = elf_strptr(elf, sh.sh_link, sym.st_name);
-            for (size_t k = 0; name && k < sizeof(unwinding_imports) / sizeof(*unwinding_imports);
-                 k++)
-                if (strcmp(name, unwinding_imports[k]) == 0)
-                    return strcmp(name, "backtrace") == 0
-                               ? "backtrace() is not supported yet"
-                               : "C++ exceptions are not supported yet";
+            const size_t n = sizeof(unsupported_imports) / sizeof(*unsupported_imports);
+            for (size_t k = 0; name && k < n; k++)
+                if (strcmp(name, unsupported_imports[k].name) == 0)
+                    return unsupported_imports[k].why;
         }
     }
     return NULL;

@@ -12,7 +12,8 @@
  *
  * What it does not do yet falls back or is said: child processes run untraced (one line),
  * functions it cannot patch safely are counted (-v says why), programs it cannot handle
- * (static, not glibc, C++ exceptions, backtrace()) are traced by the ptrace engine instead. */
+ * (static, not glibc, C++ exceptions, backtrace(), swapcontext) are traced by the ptrace
+ * engine instead. */
 #ifndef CALLTRACE_INJECT_INJECT_H
 #define CALLTRACE_INJECT_INJECT_H
 
@@ -45,7 +46,7 @@ struct inject_engine *inject_engine_new(size_t ring_size);
 void inject_engine_free(struct inject_engine *e);
 
 /* Why the inject engine cannot trace this image yet (static, not glibc, C++ exceptions,
- * backtrace), or NULL when it can. */
+ * backtrace, swapcontext), or NULL when it can. */
 const char *inject_image_unsupported(const char *path);
 
 /* Sets up the shared region and code in p (stopped thread via; at an exec, all its other

@@ -414,8 +414,8 @@ static void print_summary(const char *run, const struct trace_json_stats *stats,
     uint64_t dropped = inject_dropped_calls(s);
     if (dropped)
         fprintf(stderr,
-                "calltrace: %llu calls were not recorded (a ring was full, or a signal handler "
-                "or vfork child ran inside a trampoline; --buffer-size makes rings larger)\n",
+                "calltrace: %llu calls or returns were not recorded (a thread's ring stayed "
+                "full, its shadow stack was full, or a vfork child made them)\n",
                 (unsigned long long)dropped);
     if (s->skipped_functions)
         fprintf(stderr, "calltrace: %llu functions could not be traced safely (-v says which)\n",

@@ -35,7 +35,9 @@ static uint64_t real_return(const struct thread *t, const struct inject_space *s
 
 static uint64_t tick_step(const struct session *s)
 {
-    return (uint64_t)(1.0 / s->clock->ns_per_tick) + 1;
+    if (!s->inject->tick_step)
+        s->inject->tick_step = (uint64_t)(1.0 / s->clock->ns_per_tick) + 1;
+    return s->inject->tick_step;
 }
 
 /* last: the ticks of the thread's previous event, updated. */
@@ -89,12 +91,23 @@ static void order_ticks(struct session *s, uint64_t *last, struct inject_event *
 
 enum event_state { EVENT_READY, EVENT_PENDING, EVENT_LOST };
 
+/* A thread waiting for room in a full ring sleeps on the tail: it is moved on, and the thread
+ * woken, every this many events, so that it runs on while calltrace drains the rest. */
+#define TAIL_PUBLISH_EVENTS 8192
+
+static void publish_tail(uint8_t *ctl, uint64_t tail)
+{
+    space_store(ctl, CTL_TAIL, tail);
+    ctl[CTL_GAVE_UP] = 0; /* it may give up waiting for a while, not for good */
+    syscall(SYS_futex, ctl + CTL_TAIL, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
 /* Copies the event at position pos, telling whether it is committed. */
 static enum event_state read_event(const uint8_t *ring, size_t ring_size, uint64_t pos,
                                    struct inject_event *ev)
 {
     const uint8_t *at = ring + (pos & (ring_size - 1));
-    uint32_t want = (uint32_t)(pos / EVENT_SIZE);
+    uint32_t want = (uint32_t)(pos / EVENT_SIZE) + 1;
     uint32_t stamp = __atomic_load_n((const uint32_t *)(at + 28), __ATOMIC_ACQUIRE);
     if (stamp != want)
         return (int32_t)(stamp - want) > 0 ? EVENT_LOST : EVENT_PENDING;
@@ -143,12 +156,11 @@ static void drain_slot(struct session *s, struct inject_space *sp, int slot, str
         }
         order_ticks(s, &sp->slot_last[slot], &ev);
         on_event(s, t, sp, &ev, &sp->slot_last[slot]);
+        if ((tail / EVENT_SIZE) % TAIL_PUBLISH_EVENTS == 0)
+            publish_tail(ctl, tail + EVENT_SIZE);
     }
     s->now = saved_now;
-    space_store(ctl, CTL_TAIL, tail);
-    /* a thread waiting for room sleeps on the tail; it may give up waiting, not for good */
-    ctl[CTL_GAVE_UP] = 0;
-    syscall(SYS_futex, ctl + CTL_TAIL, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+    publish_tail(ctl, tail);
 }
 
 static void drain_space(struct session *s, struct inject_space *sp, bool final)

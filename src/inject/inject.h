@@ -37,6 +37,7 @@ struct inject_engine {
     uint64_t drops;           /* calls not recorded, from spaces already gone */
     uint64_t corrupt_slots;   /* rings whose indexes made no sense: no longer read */
     uint64_t unpatched;       /* functions left out: could not be patched safely */
+    uint64_t tick_step;       /* ticks in a nanosecond, rounded up; 0 until needed */
     bool children_noted;
     bool ptrace_noted;
 };

@@ -118,7 +118,13 @@ int space_slot_take(struct inject_space *sp, pid_t tid)
         return -1;
     uint8_t *ctl = space_ctl(sp, i);
     uint64_t remote = space_ctl_remote(sp, i);
+    /* A slot used before goes on from where its ring was: the events of its last thread are
+     * still there, and their stamps must not look like those of the next turn. */
+    uint64_t pos = space_load(ctl, CTL_HEAD);
+    pos = (pos + EVENT_SIZE - 1) / EVENT_SIZE * EVENT_SIZE;
     memset(ctl, 0, 256);
+    space_store(ctl, CTL_HEAD, pos);
+    space_store(ctl, CTL_TAIL, pos);
     uint64_t shadow = remote + CTL_SIZE;
     space_store(ctl, CTL_LIMIT, sp->ring_size - EVENT_SIZE);
     space_store(ctl, CTL_MASK, sp->ring_size - 1);

@@ -53,7 +53,8 @@ __asm__(
     "    mov rdx, r10\n"
     "    and rdx, [rcx+" STR(CTL_MASK) "]\n"
     "    add rdx, [rcx+" STR(CTL_RING) "]\n"
-    "    shr r10, 5\n"                           /* its stamp: position / event size */
+    "    shr r10, 5\n"                           /* its stamp: position / event size + 1 */
+    "    inc r10d\n"
     "    mov [rdx+8], rsp\n"
     "    mov [rdx+16], r11\n"
     "    mov r11d, [rax+8]\n"                    /* func; the top bit clear: an entry */
@@ -108,6 +109,7 @@ __asm__(
     "    and rax, [rcx+" STR(CTL_MASK) "]\n"
     "    add rax, [rcx+" STR(CTL_RING) "]\n"
     "    shr r10, 5\n"
+    "    inc r10d\n"
     "    mov [rax+8], r11\n"
     "    mov rdx, [rsp-56]\n"
     "    mov [rax+16], rdx\n"

@@ -48,9 +48,9 @@
 #define CTL_SIZE 4096
 
 /* A ring event. The writer reserves it (head += EVENT_SIZE), fills it, and commits it by writing
- * its stamp last: the low 32 bits of position / EVENT_SIZE, so the reader tells a committed
- * event from one still being written (a signal handler's events may come in between) or one
- * left from the ring's previous turn. */
+ * its stamp last: the low 32 bits of position / EVENT_SIZE + 1, so the reader tells a committed
+ * event from one still being written (a signal handler's events may come in between), one
+ * left from the ring's previous turn, or fresh memory (0). */
 #define EVENT_SIZE 32
 struct inject_event {
     uint64_t tsc;

@@ -30,16 +30,14 @@
 #define INJECT_BUFFER_MAX (1u << 30)
 
 struct inject_engine {
-    struct addr_map spaces;   /* pid -> struct inject_space */
-    struct addr_map forks;    /* child pid -> struct inject_fork_copy, until it is released */
+    struct addr_map spaces;     /* pid -> struct inject_space */
+    struct addr_map forks;      /* child pid -> struct inject_fork_copy, until it is released */
     struct addr_map shared_tls; /* threads cloned without CLONE_SETTLS, until their first stop */
-    size_t ring_size;         /* per thread, a power of two */
-    uint64_t drops;           /* calls not recorded, from spaces already gone */
-    uint64_t corrupt_slots;   /* rings whose indexes made no sense: no longer read */
-    uint64_t unpatched;       /* functions left out: could not be patched safely */
-    uint64_t tick_step;       /* ticks in a nanosecond, rounded up; 0 until needed */
+    size_t ring_size;           /* per thread, a power of two */
+    uint64_t drops;             /* calls not recorded, from spaces already gone */
+    uint64_t corrupt_slots;     /* rings whose indexes made no sense: no longer read */
+    uint64_t tick_step;         /* ticks in a nanosecond, rounded up; 0 until needed */
     bool children_noted;
-    bool ptrace_noted;
 };
 
 /* NULL and a message when out of memory. ring_size: --buffer-size, rounded up to a power of 2. */

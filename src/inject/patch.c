@@ -34,8 +34,7 @@ size_t patch_code_size(const struct elf_image *image)
     return image->nfuncs * FUNC_CODE_SIZE;
 }
 
-static const struct text *text_of(const struct text *texts, size_t n, uint64_t addr,
-                                  uint64_t *off)
+static const struct text *text_of(const struct text *texts, size_t n, uint64_t addr, uint64_t *off)
 {
     for (size_t i = 0; i < n; i++)
         if (addr >= texts[i].start && addr < texts[i].start + texts[i].size) {
@@ -152,8 +151,8 @@ static bool branch_into(const struct branch_map *m, uint64_t addr, size_t len)
 
 /* A function shorter than the jump, ending in ret or jmp: the jump may cover the alignment
  * padding after it, when that is nops or int3s that no function starts in. */
-static bool padding_follows(csh cs, const struct branch_map *m, const struct text *t,
-                            uint64_t off, uint64_t addr, size_t covered)
+static bool padding_follows(csh cs, const struct branch_map *m, const struct text *t, uint64_t off,
+                            uint64_t addr, size_t covered)
 {
     size_t next = first_above(m->starts, m->nstarts, addr);
     if (next < m->nstarts && m->starts[next] < addr + JMP_LEN)
@@ -239,8 +238,7 @@ static bool wanted(struct session *s, const struct func_symbol *f)
         return false;
     }
     if (f->skipped) {
-        dbg(DBG_SYMBOLS, 1, "skipping %s: C runtime code, or the cold part of a function",
-            f->name);
+        dbg(DBG_SYMBOLS, 1, "skipping %s: C runtime code, or the cold part of a function", f->name);
         return false;
     }
     return true;
@@ -267,8 +265,8 @@ static long patch_planned(struct session *s, struct process *p, struct inject_sp
         const char *why = NULL;
         uint64_t at = code + used * FUNC_CODE_SIZE;
         uint8_t *buf = codebuf + used * FUNC_CODE_SIZE;
-        size_t covered = plan_function(s, f, i, t, off, addr, m, at, blob_entry,
-                                       s->next_func_id, buf, &why);
+        size_t covered =
+            plan_function(s, f, i, t, off, addr, m, at, blob_entry, s->next_func_id, buf, &why);
         if (!covered) {
             dbg(DBG_PROBE, 1, "skipping %s: %s", f->name, why);
             s->skipped_functions++;
@@ -300,8 +298,7 @@ static long patch_planned(struct session *s, struct process *p, struct inject_sp
 }
 
 long patch_image(struct session *s, struct process *p, struct inject_space *sp,
-                 const struct elf_image *image, uint64_t bias, uint64_t code,
-                 uint64_t blob_entry)
+                 const struct elf_image *image, uint64_t bias, uint64_t code, uint64_t blob_entry)
 {
     struct text *texts = calloc(image->nsegments ? image->nsegments : 1, sizeof(*texts));
     struct branch_map m = {0};

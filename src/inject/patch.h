@@ -16,7 +16,6 @@ size_t patch_code_size(const struct elf_image *image);
  * Records the functions (ids from s->next_func_id) and keeps the original bytes in sp. Returns
  * the number patched, or -1 when the image could not be read. */
 long patch_image(struct session *s, struct process *p, struct inject_space *sp,
-                 const struct elf_image *image, uint64_t bias, uint64_t code,
-                 uint64_t blob_entry);
+                 const struct elf_image *image, uint64_t bias, uint64_t code, uint64_t blob_entry);
 
 #endif

@@ -15,8 +15,8 @@
 
 /* The options launch.c seizes with, plus vfork-done: a vfork parent is stopped again when its
  * child no longer borrows its memory (and its thread control block). */
-#define INJECT_TRACE_OPTIONS                                                                    \
-    (PTRACE_O_EXITKILL | PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |       \
+#define INJECT_TRACE_OPTIONS                                                                       \
+    (PTRACE_O_EXITKILL | PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |          \
      PTRACE_O_TRACEEXEC | PTRACE_O_TRACEVFORKDONE)
 
 #define BLOB_ROOM 1024 /* the blob, then the memfd's path */
@@ -98,8 +98,7 @@ long inject_trace_image(struct session *s, struct process *p, pid_t via,
                 (int)p->pid, image->path);
         return -1;
     }
-    struct inject_space *sp =
-        space_new(s, p, via, code + BLOB_ROOM - 64, e->ring_size);
+    struct inject_space *sp = space_new(p, via, code + BLOB_ROOM - 64, e->ring_size);
     if (!sp)
         return -1;
     int main_slot = space_slot_take(sp, p->pid);

@@ -20,8 +20,8 @@ static bool remote_failed(uint64_t result)
     return result >= (uint64_t)-4095;
 }
 
-static int remote_call(struct process *p, pid_t via, long nr, uint64_t a0, uint64_t a1,
-                       uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5, uint64_t *result)
+static int remote_call(struct process *p, pid_t via, long nr, uint64_t a0, uint64_t a1, uint64_t a2,
+                       uint64_t a3, uint64_t a4, uint64_t a5, uint64_t *result)
 {
     uint64_t args[6] = {a0, a1, a2, a3, a4, a5};
     if (remote_syscall(p, via, nr, args, result) < 0)
@@ -43,11 +43,11 @@ static int map_into_program(struct process *p, pid_t via, int memfd, size_t size
     if (mem_write(p->mem_fd, path_addr, path, (size_t)n + 1) < 0)
         return -1;
     uint64_t fd;
-    if (remote_call(p, via, SYS_openat, (uint64_t)AT_FDCWD, path_addr, O_RDWR | O_CLOEXEC, 0, 0,
-                    0, &fd) < 0)
+    if (remote_call(p, via, SYS_openat, (uint64_t)AT_FDCWD, path_addr, O_RDWR | O_CLOEXEC, 0, 0, 0,
+                    &fd) < 0)
         return -1;
-    int rc = remote_call(p, via, SYS_mmap, 0, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0,
-                         remote);
+    int rc =
+        remote_call(p, via, SYS_mmap, 0, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0, remote);
     int saved = errno;
     uint64_t ignored;
     remote_call(p, via, SYS_close, fd, 0, 0, 0, 0, 0, &ignored);
@@ -55,10 +55,8 @@ static int map_into_program(struct process *p, pid_t via, int memfd, size_t size
     return rc;
 }
 
-struct inject_space *space_new(struct session *s, struct process *p, pid_t via,
-                               uint64_t path_addr, size_t ring_size)
+struct inject_space *space_new(struct process *p, pid_t via, uint64_t path_addr, size_t ring_size)
 {
-    (void)s;
     struct inject_space *sp = calloc(1, sizeof(*sp));
     if (!sp)
         return NULL;

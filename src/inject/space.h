@@ -14,7 +14,7 @@
 /*   region:  header (4 KiB: the main thread's claim word) | slot 0 | slot 1 | ... slot N-1
  *   slot:    ctl (4 KiB, arch/x86_64/inject_tramp.h CTL_*) | shadow stack | ring */
 #define REGION_HEADER 4096
-#define REGION_SLOTS 256 /* threads alive at once; more run untraced */
+#define REGION_SLOTS 256       /* threads alive at once; more run untraced */
 #define SHADOW_SIZE (8u << 20) /* 262144 nested calls */
 
 struct inject_patch {
@@ -26,18 +26,18 @@ struct inject_patch {
 struct inject_space {
     pid_t pid;
     int memfd;
-    uint8_t *local;     /* calltrace's mapping of the region */
-    uint64_t remote;    /* the program's */
+    uint8_t *local;  /* calltrace's mapping of the region */
+    uint64_t remote; /* the program's */
     size_t size;
     size_t slot_size;
     size_t ring_size;
-    pid_t slot_tid[REGION_SLOTS];     /* 0: free */
-    uint64_t slot_fs[REGION_SLOTS];   /* the thread's fs base, 0 while unknown */
-    uint64_t slot_last[REGION_SLOTS]; /* ticks of the slot's last event */
+    pid_t slot_tid[REGION_SLOTS];         /* 0: free */
+    uint64_t slot_fs[REGION_SLOTS];       /* the thread's fs base, 0 while unknown */
+    uint64_t slot_last[REGION_SLOTS];     /* ticks of the slot's last event */
     uint64_t slot_stuck_at[REGION_SLOTS]; /* 1 + position of an uncommitted event, or 0 */
     uint64_t slot_stuck_since[REGION_SLOTS];
-    uint32_t first_func, end_func;    /* the ids of its functions */
-    uint64_t blob_exit;               /* where hooked calls return to, in the program */
+    uint32_t first_func, end_func; /* the ids of its functions */
+    uint64_t blob_exit;            /* where hooked calls return to, in the program */
     struct inject_patch *patches;
     size_t npatches;
     bool corrupt_reported;
@@ -45,8 +45,7 @@ struct inject_space {
 
 /* Creates the region and maps it into p through the stopped thread via; path_addr: where in p
  * the path of calltrace's memfd may be written (a few dozen bytes of its code region). */
-struct inject_space *space_new(struct session *s, struct process *p, pid_t via,
-                               uint64_t path_addr, size_t ring_size);
+struct inject_space *space_new(struct process *p, pid_t via, uint64_t path_addr, size_t ring_size);
 /* Accounts its drops into the engine and frees it (the program's mapping stays). */
 void space_free(struct inject_engine *e, struct inject_space *sp);
 

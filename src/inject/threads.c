@@ -39,8 +39,7 @@ static struct inject_space *space_of(struct session *s, pid_t pid)
 static bool is_glibc_tcb(struct process *p, uint64_t fs)
 {
     uint64_t head[3];
-    return fs && mem_read(p->mem_fd, fs, head, sizeof(head)) == 0 && head[0] == fs &&
-           head[2] == fs;
+    return fs && mem_read(p->mem_fd, fs, head, sizeof(head)) == 0 && head[0] == fs && head[2] == fs;
 }
 
 /* The slot whose control block ctl_remote is, or -1. */
@@ -92,7 +91,7 @@ void inject_thread_start(struct session *s, struct thread *t)
 
 /* The control block of the stopped thread t, claiming the main one for it when it has none
  * yet; -1 when it has none. */
-static int slot_of_stopped(struct session *s, struct inject_space *sp, struct thread *t)
+static int slot_of_stopped(struct inject_space *sp, struct thread *t)
 {
     struct user_regs_struct regs;
     if (ptrace(PTRACE_GETREGS, t->tid, 0, &regs) < 0 || !is_glibc_tcb(t->proc, regs.fs_base))
@@ -106,7 +105,6 @@ static int slot_of_stopped(struct session *s, struct inject_space *sp, struct th
             return -1;
         space_store(sp->local, 0, 1);
     }
-    (void)s;
     return slot_at(sp, current);
 }
 
@@ -157,7 +155,7 @@ bool inject_on_fork(struct session *s, struct thread *parent, pid_t child, bool 
     if (!sp)
         return false;
     note_children(s, child);
-    int slot = slot_of_stopped(s, sp, parent);
+    int slot = slot_of_stopped(sp, parent);
     if (!shares_memory) {
         copy_for_fork(s, sp, slot, child);
         return true;
@@ -193,8 +191,9 @@ void inject_on_vfork_done(struct session *s, struct thread *parent)
  * the trampolines) and its entries back. */
 static int detach_child_region(struct process *p, pid_t tid, const struct inject_fork_copy *c)
 {
-    uint64_t args[6] = {c->remote, c->size, PROT_READ | PROT_WRITE,
-                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, (uint64_t)-1, 0};
+    uint64_t args[6] = {
+        c->remote,    c->size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
+        (uint64_t)-1, 0};
     uint64_t got;
     if (remote_syscall(p, tid, SYS_mmap, args, &got) < 0 || got != c->remote)
         return -1;

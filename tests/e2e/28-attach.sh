@@ -8,6 +8,7 @@
 # it has recorded its first calls: wherever the program's threads are then.
 source "$(dirname "$0")/../lib/testlib.sh"
 require_calltrace
+engine_unsupported inject "attaching (-p) is not supported yet"
 build attachee O2
 
 mkfifo "$T/ctl"

@@ -5,6 +5,7 @@
 # the server must keep running after the last detach.
 source "$(dirname "$0")/../lib/testlib.sh"
 require_calltrace
+engine_unsupported inject "attaching (-p) is not supported yet"
 [ -x /usr/bin/python3 ] || fail "Debian's python3 (/usr/bin/python3) is needed"
 
 mkdir -p "$T/www"

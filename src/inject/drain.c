@@ -169,8 +169,10 @@ static void drain_space(struct session *s, struct inject_space *sp, bool final)
         if (!sp->slot_tid[i])
             continue;
         struct thread *t = thread_find(s, sp->slot_tid[i]);
-        if (!t || !t->proc || t->proc->pid != sp->pid) { /* gone: nothing more will come */
-            space_slot_release(s->inject, sp, i);
+        if (sp->slot_lender[i] && (!t || !t->proc)) /* the vfork child is gone: vfork_done */
+            continue;
+        if (!sp->slot_lender[i] && (!t || !t->proc || t->proc->pid != sp->pid)) {
+            space_slot_release(s->inject, sp, i); /* gone: nothing more will come */
             continue;
         }
         drain_slot(s, sp, i, t, final);

@@ -10,7 +10,8 @@
  *                                   ctl | shadow stack | ring   /proc/CALLTRACE/fd/N)
  *   thread t <── drained events ───────────── fs:[0x80] -> its slot's ctl
  *
- * What it does not do yet falls back or is said: child processes run untraced (one line),
+ * What it does not do yet falls back or is said: forked children are traced by the ptrace
+ * engine until they exec (one line),
  * functions it cannot patch safely are counted (-v says why), programs it cannot handle
  * (static, not glibc, C++ exceptions, backtrace(), swapcontext) are traced by the ptrace
  * engine instead. */
@@ -30,13 +31,14 @@
 #define INJECT_BUFFER_MAX (1u << 30)
 
 struct inject_engine {
-    struct addr_map spaces;     /* pid -> struct inject_space */
-    struct addr_map forks;      /* child pid -> struct inject_fork_copy, until it is released */
-    struct addr_map shared_tls; /* threads cloned without CLONE_SETTLS, until their first stop */
-    size_t ring_size;           /* per thread, a power of two */
-    uint64_t drops;             /* calls not recorded, from spaces already gone */
-    uint64_t corrupt_slots;     /* rings whose indexes made no sense: no longer read */
-    uint64_t tick_step;         /* ticks in a nanosecond, rounded up; 0 until needed */
+    struct addr_map spaces;      /* pid -> struct inject_space */
+    struct addr_map forks;       /* child pid -> struct inject_fork_copy, until it is released */
+    struct addr_map shared_tls;  /* threads cloned without CLONE_SETTLS, until their first stop */
+    struct addr_map ptrace_only; /* forked processes the ptrace engine traces, until they exec */
+    size_t ring_size;            /* per thread, a power of two */
+    uint64_t drops;              /* calls not recorded, from spaces already gone */
+    uint64_t corrupt_slots;      /* rings whose indexes made no sense: no longer read */
+    uint64_t tick_step;          /* ticks in a nanosecond, rounded up; 0 until needed */
     bool children_noted;
 };
 
@@ -64,9 +66,11 @@ pid_t inject_wait(struct session *s, int *status);
 
 /* A new thread's first stop: gives it a control block. */
 void inject_thread_start(struct session *s, struct thread *t);
-/* A new child process of parent. Returns true when parent is the inject engine's: the child
- * runs untraced (see inject_release_child); a vfork child's calls, made on its parent's thread
- * control block, are counted but not recorded until vfork_done. */
+/* A new child process of parent. A forked child gets its patches out and its rings private at
+ * its first stop, and is traced by the ptrace engine (or released untraced with --no-follow,
+ * see inject_release_child); a vfork child's calls, made on its parent's thread control
+ * block, are counted but not recorded until vfork_done; an exec gives either its own rings.
+ * Returns true when the child must run untraced (a CLONE_VM process that is not a vfork). */
 bool inject_on_fork(struct session *s, struct thread *parent, pid_t child, bool is_vfork,
                     bool shares_memory);
 void inject_on_vfork_done(struct session *s, struct thread *parent);

@@ -133,6 +133,7 @@ int space_slot_take(struct inject_space *sp, pid_t tid)
     space_store(ctl, CTL_CONSUMER, (uint64_t)getpid());
     sp->slot_tid[i] = tid;
     sp->slot_fs[i] = 0;
+    sp->slot_lender[i] = 0;
     sp->slot_last[i] = 0;
     sp->slot_stuck_at[i] = 0;
     return i;
@@ -143,4 +144,5 @@ void space_slot_release(struct inject_engine *e, struct inject_space *sp, int sl
     e->drops += space_load(space_ctl(sp, slot), CTL_DROPS);
     sp->slot_tid[slot] = 0;
     sp->slot_fs[slot] = 0;
+    sp->slot_lender[slot] = 0;
 }

@@ -32,7 +32,8 @@ struct inject_space {
     size_t slot_size;
     size_t ring_size;
     pid_t slot_tid[REGION_SLOTS];         /* 0: free */
-    uint64_t slot_fs[REGION_SLOTS];       /* the thread's fs base, 0 while unknown */
+    uint64_t slot_fs[REGION_SLOTS];       /* the thread's fs base (lent: the TCB word), or 0 */
+    pid_t slot_lender[REGION_SLOTS];      /* lent to a vfork child by this thread, or 0 */
     uint64_t slot_last[REGION_SLOTS];     /* ticks of the slot's last event */
     uint64_t slot_stuck_at[REGION_SLOTS]; /* 1 + position of an uncommitted event, or 0 */
     uint64_t slot_stuck_since[REGION_SLOTS];

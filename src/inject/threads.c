@@ -12,6 +12,7 @@
 #include <sys/user.h>
 
 #include "arch/x86_64/inject_tramp.h"
+#include "engine/engine.h"
 #include "inject/inject.h"
 #include "inject/space.h"
 #include "probe/memory.h"
@@ -53,8 +54,46 @@ static int slot_at(const struct inject_space *sp, uint64_t ctl_remote)
     return (int)(off / sp->slot_size);
 }
 
+static int detach_child_region(struct process *p, pid_t tid, const struct inject_fork_copy *c);
+
+static void note_children(struct session *s, pid_t child)
+{
+    if (s->inject->children_noted)
+        return;
+    s->inject->children_noted = true;
+    err_msg("--engine=inject: forked processes are traced by the ptrace engine (process %d), "
+            "until they exec",
+            (int)child);
+}
+
+/* A forked child, at its first stop: its copy of the patches and rings goes, and the ptrace
+ * engine traces it (until it execs: its new image gets rings). The calls it inherited, hooked
+ * in its parent, return through its private copy of the trampolines, unseen: they end when
+ * the child does, as inherited calls do. */
+static void fork_child_to_ptrace(struct session *s, struct thread *t, struct inject_fork_copy *c)
+{
+    struct process *p = t->proc;
+    addr_map_del(&s->inject->forks, (uint64_t)p->pid);
+    int rc = detach_child_region(p, t->tid, c);
+    free(c->patches);
+    free(c);
+    if (rc < 0) {
+        err_msg("--engine=inject: process %d: cannot take calltrace out of it: %s", (int)p->pid,
+                strerror(errno));
+        return;
+    }
+    note_children(s, p->pid);
+    addr_map_put(&s->inject->ptrace_only, (uint64_t)p->pid, (void *)1);
+    engine_trace_executable(s, p, t->tid, false);
+}
+
 void inject_thread_start(struct session *s, struct thread *t)
 {
+    struct inject_fork_copy *c = addr_map_get(&s->inject->forks, (uint64_t)t->proc->pid);
+    if (c && t->tid == t->proc->pid) {
+        fork_child_to_ptrace(s, t, c);
+        return;
+    }
     struct inject_space *sp = space_of(s, t->proc->pid);
     if (!sp || t->tid == sp->pid)
         return;
@@ -90,13 +129,14 @@ void inject_thread_start(struct session *s, struct thread *t)
 }
 
 /* The control block of the stopped thread t, claiming the main one for it when it has none
- * yet; -1 when it has none. */
-static int slot_of_stopped(struct inject_space *sp, struct thread *t)
+ * yet; -1 when it has none. *at: where its thread control block points to it. */
+static int slot_of_stopped(struct inject_space *sp, struct thread *t, uint64_t *tcb_at)
 {
     struct user_regs_struct regs;
     if (ptrace(PTRACE_GETREGS, t->tid, 0, &regs) < 0 || !is_glibc_tcb(t->proc, regs.fs_base))
         return -1;
     uint64_t at = regs.fs_base + INJECT_TCB_SLOT, current = 0;
+    *tcb_at = at;
     if (mem_read(t->proc->mem_fd, at, &current, sizeof(current)) < 0)
         return -1;
     if (current == 0 && space_load(sp->local, 0) > 1) { /* what the trampoline would do */
@@ -106,16 +146,6 @@ static int slot_of_stopped(struct inject_space *sp, struct thread *t)
         space_store(sp->local, 0, 1);
     }
     return slot_at(sp, current);
-}
-
-static void note_children(struct session *s, pid_t child)
-{
-    if (s->inject->children_noted)
-        return;
-    s->inject->children_noted = true;
-    err_msg("--engine=inject: child processes are not traced yet (process %d runs untraced); "
-            "use --engine=ptrace to trace them",
-            (int)child);
 }
 
 static void copy_for_fork(struct session *s, struct inject_space *sp, int slot, pid_t child)
@@ -154,11 +184,11 @@ bool inject_on_fork(struct session *s, struct thread *parent, pid_t child, bool 
     struct inject_space *sp = space_of(s, parent->proc->pid);
     if (!sp)
         return false;
-    note_children(s, child);
-    int slot = slot_of_stopped(sp, parent);
-    if (!shares_memory) {
+    uint64_t tcb_at = 0;
+    int slot = slot_of_stopped(sp, parent, &tcb_at);
+    if (!shares_memory) { /* see inject_thread_start and inject_release_child */
         copy_for_fork(s, sp, slot, child);
-        return true;
+        return false;
     }
     if (!is_vfork) {
         err_msg("--engine=inject: process %d shares the memory of process %d (clone with "
@@ -167,10 +197,21 @@ bool inject_on_fork(struct session *s, struct thread *parent, pid_t child, bool 
         return true;
     }
     /* The child runs on the parent's memory and thread control block until it execs or exits,
-     * the parent stopped meanwhile: its calls are counted, not recorded. */
+     * the parent stopped meanwhile: the thread control block points to a block of the child's
+     * until then (vfork_done). If there is none to give, the child's calls are counted, not
+     * recorded. Its new image, if it execs, gets rings of its own. */
+    int lent = slot >= 0 ? space_slot_take(sp, child) : -1;
+    uint64_t ctl = lent >= 0 ? space_ctl_remote(sp, lent) : 0;
+    if (lent >= 0 && mem_write(parent->proc->mem_fd, tcb_at, &ctl, sizeof(ctl)) == 0) {
+        sp->slot_lender[lent] = parent->tid;
+        sp->slot_fs[lent] = tcb_at;
+        return false;
+    }
+    if (lent >= 0)
+        space_slot_release(s->inject, sp, lent);
     if (slot >= 0)
         space_ctl(sp, slot)[CTL_BUSY] = 2;
-    return true;
+    return false;
 }
 
 void inject_on_clone(struct session *s, pid_t tid, unsigned long flags)
@@ -182,9 +223,20 @@ void inject_on_clone(struct session *s, pid_t tid, unsigned long flags)
 void inject_on_vfork_done(struct session *s, struct thread *parent)
 {
     struct inject_space *sp = space_of(s, parent->proc->pid);
-    int slot = sp ? space_slot_of(sp, parent->tid) : -1;
+    if (!sp)
+        return;
+    int slot = space_slot_of(sp, parent->tid);
     if (slot >= 0)
         space_ctl(sp, slot)[CTL_BUSY] = 0;
+    for (int i = 0; i < REGION_SLOTS; i++) { /* the block lent to its child comes back */
+        if (!sp->slot_tid[i] || sp->slot_lender[i] != parent->tid)
+            continue;
+        uint64_t ctl = slot >= 0 ? space_ctl_remote(sp, slot) : 0;
+        if (mem_write(parent->proc->mem_fd, sp->slot_fs[i], &ctl, sizeof(ctl)) < 0)
+            dbg(DBG_ENGINE, 1, "thread %d: cannot point it back to its block: %s", (int)parent->tid,
+                strerror(errno));
+        space_slot_release(s->inject, sp, i);
+    }
 }
 
 /* The child gets a private copy of what its thread used (returns still pending in it go through

@@ -5,7 +5,6 @@
 # (child_main nests in it) but neither a call of the child nor unfinished.
 source "$(dirname "$0")/../lib/testlib.sh"
 require_calltrace
-engine_unsupported inject "child processes are not traced yet (they run untraced)"
 for opt in O0 O2; do
     CTX="[forks -$opt]"
     build forks "$opt"

@@ -5,7 +5,6 @@
 # Exact call counts per process; exit status and output as untraced.
 source "$(dirname "$0")/../lib/testlib.sh"
 require_calltrace
-engine_unsupported inject "child processes are not traced yet (they run untraced)"
 
 # per_pid NAME: the sorted per-process counts of NAME (one thread each here)
 processes_are() {

@@ -5,7 +5,6 @@
 # their own default run directory and process names.
 source "$(dirname "$0")/../lib/testlib.sh"
 require_calltrace
-engine_unsupported inject "child processes are not traced yet (they run untraced)"
 
 for opt in O0 O2; do
     build proctree "$opt"

@@ -1,7 +1,8 @@
 #!/bin/bash
 # --engine=inject: the same trace as the ptrace engine for what it supports (counts exact, calls
 # nested, nothing lost even with the smallest ring, which makes threads wait for calltrace), its
-# refusals and fallbacks said in one line, and a forked child that runs untraced but unharmed.
+# refusals and fallbacks said in one line, and a forked child, which the ptrace engine traces
+# once calltrace has taken its copy of the patches and rings out of it.
 # The rest of the suite runs under it with CALLTRACE_ENGINE=inject (tests/lib/testlib.sh).
 source "$(dirname "$0")/../lib/testlib.sh"
 require_calltrace
@@ -38,17 +39,19 @@ for opt in O0 O2; do
     standard_case "$BIN"
     chk check-per-tid work 25 25 25 25 50 100 150 200
 
-    CTX="[fork -$opt: the child runs untraced]"
+    CTX="[fork -$opt: the ptrace engine traces the child]"
     build forks "$opt"
-    plain_run "$BIN"
-    ct_run "$BIN"
-    expect_trace
-    same_rc
-    same_stdout
-    grep -q 'child processes are not traced yet' "$CT_ERR" ||
-        fail "no line says the child is not traced: $(cat "$CT_ERR")"
-    chk check-counts main=1 work=10
-    chk check-per-tid work 10
+    standard_case "$BIN"
+    grep -q 'forked processes are traced by the ptrace engine' "$CT_ERR" ||
+        fail "no line says the ptrace engine traces the child: $(cat "$CT_ERR")"
+    chk check-per-tid work 10 30
+
+    CTX="[vfork and exec -$opt: the child's calls before its exec, then its new image]"
+    build proctree "$opt"
+    standard_case "$BIN" vfork-exec
+    chk check-per-tid work 1 7
+    chk check-unfinished exec_leaf
+    grep -q 'not recorded' "$CT_ERR" && fail "calls were dropped: $(cat "$CT_ERR")"
 
     CTX="[static -$opt: the ptrace engine instead]"
     build nested "$opt" -static

@@ -6,7 +6,6 @@
 #                  untraced, the trace is valid, and calltrace says which limit to raise
 source "$(dirname "$0")/../lib/testlib.sh"
 require_calltrace
-engine_unsupported inject "child processes are not traced yet (they run untraced)"
 build faults O2
 
 CTX="[soft limit 16]"

@@ -3,7 +3,6 @@
 # were forked. Every process and every call must be in the trace, properly nested.
 source "$(dirname "$0")/../lib/testlib.sh"
 require_calltrace
-engine_unsupported inject "child processes are not traced yet (they run untraced)"
 build faults O2
 CTX="[200 forks]"
 start=$(now_ms)

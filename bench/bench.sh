@@ -20,8 +20,12 @@
 # `uftrace report`; the ltrace count is checked with `ltrace -c` on a small run.
 # The cost includes the tracer's startup, which the long runs amortise.
 #
+# calltrace runs twice: with its default engine (ptrace, "calltrace") and with
+# --engine=inject ("ct inject", which records inside the program).
+#
 # Each traced run takes 1-10 s with the default sizes, so each tracer gets its
-# own N and M (ltrace costs ~100 us a call, calltrace ~25 us, uftrace ~0.2 us).
+# own N and M (ltrace costs ~100 us a call, calltrace ~25 us, uftrace ~0.2 us,
+# calltrace --engine=inject ~0.03 us).
 # Every size is an environment variable; see --help.
 #
 # A tracer that is not installed (or ./calltrace not built yet) is shown as N/A;
@@ -47,6 +51,7 @@ Environment (defaults in brackets):
   FIB_N, LEAF_M    sizes for calltrace and their untraced baselines [23, 100000]
   LTRACE_FIB_N, LTRACE_LEAF_M     sizes for ltrace [20, 20000]
   UFTRACE_FIB_N, UFTRACE_LEAF_M   sizes for uftrace [32, 7000000]
+  INJECT_FIB_N, INJECT_LEAF_M     sizes for calltrace --engine=inject [32, 7000000]
   STARTUP_FUNCS    functions in the startup program [10000]
   NO_HYPERFINE=1   time with the shell clock even if hyperfine is installed
   KEEP_TMP=1       keep the temporary directory
@@ -75,17 +80,17 @@ done
 if [ "$QUICK" = 1 ]; then
     : "${REPEAT:=1}" "${FIB_N:=20}" "${LEAF_M:=25000}" "${LTRACE_FIB_N:=17}" \
         "${LTRACE_LEAF_M:=5000}" "${UFTRACE_FIB_N:=28}" "${UFTRACE_LEAF_M:=2000000}" \
-        "${STARTUP_FUNCS:=2000}"
+        "${INJECT_FIB_N:=28}" "${INJECT_LEAF_M:=2000000}" "${STARTUP_FUNCS:=2000}"
 fi
 : "${REPEAT:=3}" "${FIB_N:=23}" "${LEAF_M:=100000}" "${LTRACE_FIB_N:=20}" \
     "${LTRACE_LEAF_M:=20000}" "${UFTRACE_FIB_N:=32}" "${UFTRACE_LEAF_M:=7000000}" \
-    "${STARTUP_FUNCS:=10000}"
+    "${INJECT_FIB_N:=32}" "${INJECT_LEAF_M:=7000000}" "${STARTUP_FUNCS:=10000}"
 CALLTRACE=${CALLTRACE:-$ROOT/calltrace}
 CC=${CC:-cc}
 CFLAGS=(-O2 -g)
 
 for v in REPEAT FIB_N LEAF_M LTRACE_FIB_N LTRACE_LEAF_M UFTRACE_FIB_N UFTRACE_LEAF_M \
-    STARTUP_FUNCS; do
+    INJECT_FIB_N INJECT_LEAF_M STARTUP_FUNCS; do
     case ${!v} in
     '' | *[!0-9]* | 0) echo "bench.sh: $v must be a positive integer, not '${!v}'" >&2; exit 2 ;;
     esac
@@ -211,7 +216,31 @@ base_time()
 
 # Result rows: workload|method|arg|calls|wall|base|us_per_call|note
 ROWS=()
-add_row() { ROWS+=("$1|$2|$3|$4|$5|$6|$7|${8:-}"); }
+# INPROC: the in-program cost of the row being added (see inproc_per_call), then reset.
+INPROC=-
+add_row()
+{
+    ROWS+=("$1|$2|$3|$4|$5|$6|$7|${8:-}|$INPROC")
+    INPROC=-
+}
+
+# inproc_per_call CALLS BIN ARG CMD...: one more run of CMD with BENCH_INPROC=1, where the
+# program prints the time its calls took, measured inside it; sets INPROC to (traced -
+# untraced) / CALLS in ns. It leaves out the tracer's start-up and end (writing trace.json).
+declare -A INBASE=()
+inproc_ns() { BENCH_INPROC=1 "${PIN[@]}" "$@" 2>&1 >/dev/null </dev/null | awk '/^inproc_ns / { v = $2 } END { print v }'; }
+inproc_per_call()
+{
+    local calls=$1 bin=$2 arg=$3 t
+    shift 3
+    INPROC=-
+    [ -n "${INBASE["$bin $arg"]:-}" ] || INBASE["$bin $arg"]=$(inproc_ns "$bin" "$arg")
+    t=$(inproc_ns "$@")
+    if [ -n "${INBASE["$bin $arg"]}" ] && [ -n "$t" ]; then
+        INPROC=$(awk -v t="$t" -v b="${INBASE["$bin $arg"]}" -v c="$calls" \
+            'BEGIN { printf "%.1f", (t - b) / c }')
+    fi
+}
 per_call()
 {
     awk -v w="$1" -v b="$2" -v c="$3" 'BEGIN { printf "%.3f", (w - b) / c * 1e6 }'
@@ -273,19 +302,21 @@ echo
 ###########################################################################
 # calltrace
 
+# bench_calltrace WORKLOAD ARG CALLS NAMES [METHOD ENGINE_OPTION]
 bench_calltrace()
 {
-    local wl=$1 arg=$2 calls=$3 names=$4 out n
+    local wl=$1 arg=$2 calls=$3 names=$4 method=${5:-calltrace} engine=${6:-} out n
     if [ ! -x "$CALLTRACE" ]; then
-        add_row "$wl" calltrace "$arg" - N/A N/A N/A "not built (run make)"
+        add_row "$wl" "$method" "$arg" - N/A N/A N/A "not built (run make)"
         return
     fi
     base_time "$TMP/$wl" "$arg" || return
     local base=$T
     out=$TMP/ct-run
-    if ! timeit "$out" "$CALLTRACE" -q -o "$out" "$TMP/$wl" "$arg"; then
-        show_err "calltrace $wl $arg"
-        add_row "$wl" calltrace "$arg" "$calls" FAIL "$base" FAIL "see stderr"
+    # shellcheck disable=SC2086  # engine is one word or none
+    if ! timeit "$out" "$CALLTRACE" -q $engine -o "$out" "$TMP/$wl" "$arg"; then
+        show_err "$method $wl $arg"
+        add_row "$wl" "$method" "$arg" "$calls" FAIL "$base" FAIL "see stderr"
         return
     fi
     local wall=$T note="expected count"
@@ -299,7 +330,10 @@ bench_calltrace()
     else
         note="no trace.json!"
     fi
-    add_row "$wl" calltrace "$arg" "$calls" "$wall" "$base" "$(per_call "$wall" "$base" "$calls")" "$note"
+    rm -rf "$out"
+    # shellcheck disable=SC2086
+    inproc_per_call "$calls" "$TMP/$wl" "$arg" "$CALLTRACE" -q $engine -o "$out" "$TMP/$wl" "$arg"
+    add_row "$wl" "$method" "$arg" "$calls" "$wall" "$base" "$(per_call "$wall" "$base" "$calls")" "$note"
 }
 
 CT_OK=0
@@ -320,6 +354,13 @@ if [ "$CT_OK" = 1 ] || [ ! -x "$CALLTRACE" ]; then
 else
     add_row fib calltrace "$FIB_N" - FAIL - FAIL "check run failed"
     add_row leaf calltrace "$LEAF_M" - FAIL - FAIL "check run failed"
+fi
+if [ "$CT_OK" = 1 ]; then
+    note "bench.sh: calltrace --engine=inject fib $INJECT_FIB_N, leaf $INJECT_LEAF_M"
+    bench_calltrace fib "$INJECT_FIB_N" $(($(fib_calls "$INJECT_FIB_N") + 1)) "fib main" \
+        "ct inject" --engine=inject
+    bench_calltrace leaf "$INJECT_LEAF_M" $((INJECT_LEAF_M + 1)) "leaf main" \
+        "ct inject" --engine=inject
 fi
 
 ###########################################################################
@@ -349,7 +390,9 @@ bench_ltrace()
         add_row "$wl" ltrace "$arg" "$calls" FAIL "$base" FAIL "see stderr"
         return
     fi
-    add_row "$wl" ltrace "$arg" "$calls" "$T" "$base" "$(per_call "$T" "$base" "$calls")" "$note"
+    local wall=$T
+    inproc_per_call "$calls" "$TMP/$wl" "$arg" ltrace -L -x "$wl" -o /dev/null "$TMP/$wl" "$arg"
+    add_row "$wl" ltrace "$arg" "$calls" "$wall" "$base" "$(per_call "$wall" "$base" "$calls")" "$note"
 }
 
 note "bench.sh: ltrace fib $LTRACE_FIB_N, leaf $LTRACE_LEAF_M"
@@ -425,6 +468,9 @@ bench_uftrace()
         calls=$n
     fi
     rm -rf "$TMP/uf-data"
+    inproc_per_call "$calls" "$bin" "$arg" uftrace record --no-libcall "${opts[@]}" \
+        -d "$TMP/uf-data" "$bin" "$arg"
+    rm -rf "$TMP/uf-data"
     add_row "$wl" "uftrace ($v)" "$arg" "$calls" "$wall" "$base" \
         "$(per_call "$wall" "$base" "$calls")" "$note"
 }
@@ -455,17 +501,20 @@ ratio_to_calltrace()
 }
 
 echo "Cost per traced call (wall time, pinned to CPU 0)"
-printf '%-5s %-15s %9s %9s %9s %10s %10s %9s  %s\n' \
-    workload method arg calls "wall s" "untraced s" "us/call" "vs ctrace" note
+printf '%-5s %-15s %9s %9s %9s %10s %10s %9s %11s  %s\n' \
+    workload method arg calls "wall s" "untraced s" "us/call" "vs ctrace" "in-prog ns" note
 for r in "${ROWS[@]}"; do
-    IFS='|' read -r wl m arg calls wall base us note <<<"$r"
-    printf '%-5s %-15s %9s %9s %9s %10s %10s %9s  %s\n' \
-        "$wl" "$m" "$arg" "$calls" "$wall" "$base" "$us" "$(ratio_to_calltrace "$wl" "$us")" "$note"
+    IFS='|' read -r wl m arg calls wall base us note inproc <<<"$r"
+    printf '%-5s %-15s %9s %9s %9s %10s %10s %9s %11s  %s\n' \
+        "$wl" "$m" "$arg" "$calls" "$wall" "$base" "$us" "$(ratio_to_calltrace "$wl" "$us")" \
+        "$inproc" "$note"
 done | sed 's/ *$//'
 echo
 echo "calls: functions of the executable entered (fib N: 2*fib(N+1)-1 calls of fib," \
     "+1 for main except under ltrace -x fib; leaf M: M calls of leaf, +1 for main likewise)."
 echo "us/call = (wall - untraced) / calls; 'vs ctrace' = us/call divided by calltrace's."
+echo "in-prog ns = (time of the calls measured inside the program, traced - untraced) / calls,"
+echo "one run: what the program pays, without the tracer's start-up and its writing of the trace."
 
 ###########################################################################
 # Startup: a program with STARTUP_FUNCS functions whose main returns at once.
@@ -494,6 +543,8 @@ if [ ! -x "$CALLTRACE" ]; then
     SROWS+=("calltrace|N/A")
 else
     startup_row calltrace "$TMP/ct-many" "$CALLTRACE" -q -o "$TMP/ct-many" "$TMP/many"
+    startup_row "ct inject" "$TMP/ct-many" "$CALLTRACE" -q --engine=inject -o "$TMP/ct-many" \
+        "$TMP/many"
 fi
 if have ltrace; then
     startup_row "ltrace -x @MAIN" "" ltrace -L -x '@MAIN' -o /dev/null "$TMP/many"

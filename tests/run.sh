@@ -13,8 +13,10 @@
 # whatever its exit status: each test gets a report directory, ASAN_OPTIONS and
 # UBSAN_OPTIONS log there, and so does tests/lib/valgrind-calltrace.
 #
+# A test that exits 77 was skipped (its last line says why): counted apart, not a failure.
+#
 # Environment: CALLTRACE (default <repo>/calltrace), UNIT_DIR (default
-# tests/build/unit), TEST_TIMEOUT (s, 120).
+# tests/build/unit), TEST_TIMEOUT (s, 120), CALLTRACE_ENGINE (tests/lib/testlib.sh).
 set -u
 TESTS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$TESTS_DIR/.." && pwd)
@@ -25,7 +27,7 @@ TEST_TIMEOUT=${TEST_TIMEOUT:-120}
 UNIT_DIR=${UNIT_DIR:-$TESTS_DIR/build/unit}
 FILTER=${1:-}
 
-passed=0 failed=0
+passed=0 failed=0 skipped=0
 failed_names=()
 LOG=$(mktemp "${TMPDIR:-/tmp}/ct-run.XXXXXX")
 REPORTS=$(mktemp -d "${TMPDIR:-/tmp}/ct-reports.XXXXXX")
@@ -66,7 +68,10 @@ run_one() {   # run_one NAME COMMAND...
         [ $rc = 0 ] && rc=86
     fi
     local took=$((SECONDS - start))
-    if [ $rc = 0 ]; then
+    if [ $rc = 77 ]; then
+        skipped=$((skipped + 1))
+        echo "SKIP $name: $(tail -n 1 "$LOG")"
+    elif [ $rc = 0 ]; then
         passed=$((passed + 1))
         echo "PASS $name (${took}s)"
     else
@@ -103,5 +108,5 @@ done
 if [ $failed -gt 0 ]; then
     echo "failed: ${failed_names[*]}"
 fi
-echo "$passed passed, $failed failed"
+echo "$passed passed, $failed failed${skipped:+$([ $skipped -gt 0 ] && echo ", $skipped skipped")}"
 [ $failed = 0 ]

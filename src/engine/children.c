@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 
 #include "engine/engine.h"
+#include "inject/inject.h"
 #include "probe/addrspace.h"
 #include "probe/memory.h"
 #include "util/log.h"
@@ -137,6 +138,11 @@ void engine_on_new_child(struct session *s, struct thread *parent, int event)
     t->proc = p;
     p->nthreads++;
     if (!is_thread && (!s->opts->follow_forks || parent->proc->unfollowed))
+        p->unfollowed = true;
+    if (is_thread && s->inject)
+        inject_on_clone(s, tid, flags);
+    if (!is_thread && !parent->proc->unfollowed && s->inject &&
+        inject_on_fork(s, parent, tid, event == PTRACE_EVENT_VFORK, shares))
         p->unfollowed = true;
     if (!p->unfollowed) {
         if (!is_thread)

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "inject/inject.h"
 #include "probe/addrspace.h"
 #include "util/log.h"
 
@@ -33,6 +34,8 @@ static void on_event_stop(struct session *s, struct thread *t, int sig)
     }
     if (!t->started) {
         t->started = true;
+        if (s->inject && !t->proc->unfollowed)
+            inject_thread_start(s, t);
         /* An unfollowed fork child goes now; a vfork child shares its parent's breakpoints and
          * is held, silently, until it execs or exits. */
         if (t->proc->unfollowed && t->proc->as->refs == 1)
@@ -98,6 +101,11 @@ void engine_handle_stop(struct session *s, pid_t tid, int status)
     case PTRACE_EVENT_EXEC:
         engine_on_exec(s, t);
         break;
+    case PTRACE_EVENT_VFORK_DONE:
+        if (s->inject)
+            inject_on_vfork_done(s, t);
+        engine_resume(t, 0);
+        break;
     default:
         engine_resume(t, 0);
         break;
@@ -123,6 +131,8 @@ static void kill_all(struct session *s)
 
 static pid_t wait_for_stop(struct session *s, int *status)
 {
+    if (s->inject && inject_has_rings(s))
+        return inject_wait(s, status);
     if (s->spin_ticks) {
         uint64_t start = clock_ticks(s->clock);
         do {
@@ -184,6 +194,8 @@ int engine_loop(struct session *s)
 
 void engine_finish(struct session *s)
 {
+    if (s->inject)
+        inject_drain(s, true);
     for (;;) {
         struct process *p = NULL;
         ADDR_MAP_FOREACH(&s->processes, slot)

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "engine/engine.h"
+#include "inject/inject.h"
 #include "probe/addrspace.h"
 #include "probe/breakpoints.h"
 #include "probe/memory.h"
@@ -36,8 +37,8 @@ long engine_trace_executable(struct session *s, struct process *p, pid_t via, bo
         }
     }
     if (at_exec && remote_leave_syscall(p, via) < 0) {
-        dbg(DBG_ENGINE, 1, "process %d: cannot stop it at its first instruction: %s",
-            (int)p->pid, strerror(errno));
+        dbg(DBG_ENGINE, 1, "process %d: cannot stop it at its first instruction: %s", (int)p->pid,
+            strerror(errno));
         elf_image_free(&image);
         return -1;
     }
@@ -46,7 +47,9 @@ long engine_trace_executable(struct session *s, struct process *p, pid_t via, bo
         uint64_t entry = auxv_entry(p->pid);
         bias = entry ? entry - image.entry : 0;
     }
-    long traced = probe_insert_entries(s, p, via, &image, bias);
+    long traced = s->inject ? inject_trace_image(s, p, via, &image, bias) : -1;
+    if (traced < 0) /* the ptrace engine's breakpoints: the first engine, or the fallback */
+        traced = probe_insert_entries(s, p, via, &image, bias);
     if (s->opts->nlibs)
         engine_note_filter_hits(s, &image);
     dbg(DBG_ENGINE, 1, "%s: %ld functions traced in process %d", exe, traced, (int)p->pid);

@@ -46,12 +46,18 @@ static bool is_stale_for(const struct frame *top, const struct frame *call)
     return top->ret_addr != call->ret_addr || top->func == call->func;
 }
 
-int frames_enter(struct shadow_stack *stack, const struct frame *call, frame_end_fn end,
-                 void *ctx)
+void frames_close_stale(struct shadow_stack *stack, const struct frame *call, frame_end_fn end,
+                        void *ctx)
 {
     close_other_regions(stack, call->region, end, ctx);
     while (stack->depth && is_stale_for(&stack->frames[stack->depth - 1], call))
         pop(stack, EXIT_UNWOUND, end, ctx);
+}
+
+int frames_enter(struct shadow_stack *stack, const struct frame *call, frame_end_fn end,
+                 void *ctx)
+{
+    frames_close_stale(stack, call, end, ctx);
     if (stack->depth == stack->cap) {
         size_t cap = stack->cap ? stack->cap * 2 : 64;
         struct frame *frames = reallocarray(stack->frames, cap, sizeof(*frames));

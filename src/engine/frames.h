@@ -40,6 +40,9 @@ typedef void (*frame_end_fn)(void *ctx, const struct frame *frame, unsigned flag
 /* A call starts: closes the frames it proves abandoned, then pushes it. -1 when out of memory. */
 int frames_enter(struct shadow_stack *stack, const struct frame *call, frame_end_fn end,
                  void *ctx);
+/* Only the first half of frames_enter: closes the frames call proves abandoned. */
+void frames_close_stale(struct shadow_stack *stack, const struct frame *call, frame_end_fn end,
+                        void *ctx);
 /* Is call the same frame as the innermost one, re-entered by a jump (a loop whose head is the
  * function's first instruction) rather than by a call? */
 bool frames_is_reentry(const struct shadow_stack *stack, const struct frame *call);

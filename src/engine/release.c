@@ -6,6 +6,7 @@
 #include <sys/ptrace.h>
 
 #include "engine/engine.h"
+#include "inject/inject.h"
 #include "probe/addrspace.h"
 #include "probe/memory.h"
 #include "util/log.h"
@@ -26,8 +27,10 @@ static void remove_breakpoints(struct process *p)
 void engine_release(struct session *s, struct thread *t)
 {
     struct process *p = t->proc;
-    if (p->as->refs == 1)
+    if (p->as->refs == 1) {
         remove_breakpoints(p);
+        inject_release_child(s, p, t->tid);
+    }
     /* Its scratch page stays mapped: a thread may be between a relocated instruction and the
      * jump back, and nothing else will ever run there. */
     if (ptrace(PTRACE_DETACH, t->tid, 0, 0) < 0)

@@ -23,6 +23,7 @@
 
 struct addrspace;
 struct capture_state;
+struct inject_engine;
 
 /* The kernel's struct sigaction for rt_sigaction(2) on x86_64. */
 struct kernel_sigaction {
@@ -69,12 +70,15 @@ struct record_options {
     const char *libs[FUNC_FILTER_MAX]; /* -l: globs on shared objects' names */
     size_t nlibs;
     struct capture_options capture; /* -A, -R, --string-max, --capture */
+    bool inject;        /* --engine=inject */
+    size_t buffer_size; /* --buffer-size: bytes per thread's ring, 0: the default */
 };
 
 struct session {
     const struct record_options *opts;
     struct recorder *rec;
     const struct clock_calibration *clock;
+    struct inject_engine *inject; /* --engine=inject, else NULL */
     csh decoder;
     struct addr_map threads;   /* tid -> struct thread */
     struct addr_map processes; /* pid -> struct process */

@@ -5,6 +5,7 @@
 # of record, about 5,000 calls), marked incomplete.
 source "$(dirname "$0")/../lib/testlib.sh"
 require_calltrace
+engine_unsupported inject "the events still in the rings (up to --buffer-size per thread) are lost with calltrace"
 build faults O2
 RANDOM=${CT_SEED:-52}
 

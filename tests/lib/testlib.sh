@@ -7,6 +7,9 @@
 #   CALLTRACE     calltrace binary (default: <repo>/calltrace)
 #   CT_TIMEOUT    seconds allowed for one traced run (default 60)
 #   CT_KEEP=1     keep the temporary directory of the test (path is printed)
+#   CALLTRACE_ENGINE=inject|ptrace  the engine ct_run and ct_start_bg ask for (default: none
+#                 given, calltrace's default); a test of what an engine cannot do yet calls
+#                 `engine_unsupported REASON`, which skips it (exit 77) under that engine
 #
 # After `ct_run PROG ARGS...`:  CT_RC CT_OUT CT_ERR CT_DIR CT_TRACE
 # After `plain_run PROG ARGS...`: PL_RC PL_OUT PL_ERR
@@ -72,6 +75,17 @@ fail() {
 }
 
 note() { printf '%s%s\n' "${CTX:+$CTX }" "$*"; }
+
+# engine_unsupported ENGINE REASON...: under CALLTRACE_ENGINE=ENGINE, skip this test (exit 77,
+# counted apart by run.sh) and say why.
+engine_unsupported() {
+    local engine=$1
+    shift
+    if [ "${CALLTRACE_ENGINE:-}" = "$engine" ]; then
+        echo "SKIP under --engine=$engine: $*"
+        exit 77
+    fi
+}
 
 require_calltrace() {
     [ -f "$CALLTRACE" ] || fail "calltrace binary not found: $CALLTRACE (run 'make' at the repo root or set CALLTRACE)"
@@ -150,6 +164,7 @@ _prepare_run() {
         shift
     fi
     _CT_ARGS=("$@")
+    [ -n "${CALLTRACE_ENGINE:-}" ] && _CT_OPTS=("--engine=$CALLTRACE_ENGINE" "${_CT_OPTS[@]}")
     _next_files
     CT_DIR=$T/run.$_RUN_SEQ
     CT_TRACE=$CT_DIR/trace.json

@@ -181,6 +181,92 @@ static void test_garbage_is_refused(void)
     CHECK(x86_relocate(cs, code, sizeof(code), 0x401000, 0x300000, &r, &why) < 0);
 }
 
+/* x86_relocate_prologue: the instructions a 5-byte jump covers, as one block. */
+static size_t prologue(const uint8_t *code, size_t len, uint64_t ool, uint8_t *out,
+                       size_t *covered, const char **why)
+{
+    size_t out_len = 0;
+    uint8_t padded[64] = {0};
+    memcpy(padded, code, len);
+    if (x86_relocate_prologue(cs, padded, sizeof(padded), 0x401000, 5, ool, out, 88, &out_len,
+                              covered, why) < 0)
+        return 0;
+    return out_len;
+}
+
+static void test_prologue_covers_whole_instructions(void)
+{
+    /* endbr64; push rbp; mov rbp, rsp; sub rsp, 16 */
+    const uint8_t code[] = {0xf3, 0x0f, 0x1e, 0xfa, 0x55, 0x48, 0x89, 0xe5, 0x48, 0x83, 0xec, 0x10};
+    uint8_t out[88];
+    size_t covered;
+    const char *why;
+    size_t len = prologue(code, sizeof(code), 0x400000, out, &covered, &why);
+    CHECK(len > 0);
+    CHECK_EQ_U64(covered, 5); /* endbr64 (dropped) and push rbp */
+    cs_insn *insn;
+    size_t n = cs_disasm(cs, out, len, 0x400000, 0, &insn);
+    CHECK_EQ_U64(n, 2);
+    if (n == 2) {
+        CHECK(insn[0].id == X86_INS_PUSH);
+        CHECK(insn[1].id == X86_INS_JMP);
+        CHECK_EQ_U64(jmp_target(&insn[1]), 0x401005);
+    }
+    cs_free(insn, n);
+}
+
+static void test_prologue_retargets_rip_relative(void)
+{
+    /* mov eax, [rip+0x10] (6 bytes) at 0x401000: reads 0x401016 */
+    const uint8_t code[] = {0x8b, 0x05, 0x10, 0x00, 0x00, 0x00};
+    uint8_t out[88];
+    size_t covered;
+    const char *why;
+    size_t len = prologue(code, sizeof(code), 0x300000, out, &covered, &why);
+    CHECK(len > 0);
+    CHECK_EQ_U64(covered, 6);
+    cs_insn *insn;
+    size_t n = cs_disasm(cs, out, len, 0x300000, 0, &insn);
+    CHECK(n == 2);
+    if (n == 2) {
+        int64_t disp = insn[0].detail->x86.operands[1].mem.disp;
+        CHECK_EQ_U64(0x300000 + insn[0].size + disp, 0x401016);
+        CHECK_EQ_U64(jmp_target(&insn[1]), 0x401006);
+    }
+    cs_free(insn, n);
+}
+
+static void test_prologue_refuses_an_early_branch(void)
+{
+    /* test edi, edi; je +0x10; ...: the branch is not the last covered instruction */
+    const uint8_t code[] = {0x85, 0xff, 0x74, 0x10, 0x90, 0x90, 0x90};
+    uint8_t out[88];
+    size_t covered;
+    const char *why = NULL;
+    CHECK(prologue(code, sizeof(code), 0x400000, out, &covered, &why) == 0);
+    CHECK(why != NULL);
+}
+
+static void test_prologue_ends_at_ret(void)
+{
+    /* lea eax, [rdi+1]; ret: shorter than the jump, the caller decides about the padding */
+    const uint8_t code[] = {0x8d, 0x47, 0x01, 0xc3};
+    uint8_t out[88];
+    size_t covered;
+    const char *why;
+    size_t len = prologue(code, sizeof(code), 0x400000, out, &covered, &why);
+    CHECK(len > 0);
+    CHECK_EQ_U64(covered, 4);
+    cs_insn *insn;
+    size_t n = cs_disasm(cs, out, len, 0x400000, 0, &insn);
+    CHECK(n >= 2);
+    if (n >= 2) {
+        CHECK(insn[0].id == X86_INS_LEA);
+        CHECK(insn[1].id == X86_INS_RET);
+    }
+    cs_free(insn, n);
+}
+
 int main(void)
 {
     if (x86_decoder_open(&cs) < 0)
@@ -196,6 +282,10 @@ int main(void)
     test_jmp_needs_no_code();
     test_ret_is_copied_alone();
     test_garbage_is_refused();
+    test_prologue_covers_whole_instructions();
+    test_prologue_retargets_rip_relative();
+    test_prologue_refuses_an_early_branch();
+    test_prologue_ends_at_ret();
     x86_decoder_close(&cs);
     return unit_finish("relocate");
 }

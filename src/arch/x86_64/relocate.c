@@ -329,3 +329,76 @@ int x86_relocate(csh handle, const uint8_t *code, size_t avail, uint64_t addr, u
     cs_free(insn, 1);
     return rc;
 }
+
+static bool may_branch(const cs_insn *insn)
+{
+    return has_group(insn, X86_GRP_JUMP) || has_group(insn, X86_GRP_CALL) ||
+           has_group(insn, X86_GRP_RET) || has_group(insn, X86_GRP_INT) ||
+           has_group(insn, X86_GRP_IRET) || has_group(insn, X86_GRP_BRANCH_RELATIVE) ||
+           insn->id == X86_INS_XBEGIN;
+}
+
+/* The last instruction of a prologue: whatever x86_relocate makes of it, placed at e's end. */
+static int relocate_last(struct emitter *e, csh handle, const uint8_t *code, size_t avail,
+                         uint64_t addr, const char **why)
+{
+    struct relocation r;
+    if (x86_relocate(handle, code, avail, addr, e->base + e->len, &r, why) < 0)
+        return -1;
+    if (r.kind == RELOC_JUMP)
+        emit_jmp(e, r.resume);
+    else
+        emit(e, r.code, r.code_len);
+    return 0;
+}
+
+int x86_relocate_prologue(csh handle, const uint8_t *code, size_t avail, uint64_t addr,
+                          size_t min_len, uint64_t ool, uint8_t *out, size_t out_max,
+                          size_t *out_len, size_t *covered, const char **why)
+{
+    uint8_t buf[RELOC_MAX_CODE * 4];
+    struct emitter e = {buf, 0, ool};
+    size_t off = is_endbr64(code, avail) ? 4 : 0; /* a nop without user-space IBT */
+    bool ended = false;
+    while (off < min_len) {
+        cs_insn *insn = NULL;
+        if (off >= avail || cs_disasm(handle, code + off, avail - off, addr + off, 1, &insn) != 1) {
+            *why = "undecodable instruction";
+            return -1;
+        }
+        size_t size = insn->size;
+        /* a return or jump ends the function's flow: what follows may be padding, which the
+         * caller may choose to cover */
+        bool ends_flow = insn->id == X86_INS_RET || insn->id == X86_INS_RETF ||
+                         insn->id == X86_INS_JMP;
+        bool last = off + size >= min_len || ends_flow;
+        int rc = 0;
+        if (may_branch(insn)) {
+            if (!last) {
+                *why = "a branch among the instructions the jump would cover";
+                rc = -1;
+            } else {
+                rc = relocate_last(&e, handle, code + off, avail - off, addr + off, why);
+                ended = true;
+            }
+        } else {
+            rc = copy_rip_fixed(&e, insn, addr + off, why);
+        }
+        cs_free(insn, 1);
+        if (rc < 0)
+            return -1;
+        off += size;
+        if (ended)
+            break;
+    }
+    if (!ended)
+        emit_jmp(&e, addr + off);
+    if (e.len > out_max) {
+        *why = "relocated instructions too long";
+        return -1;
+    }
+    memcpy(out, buf, e.len);
+    *out_len = e.len;
+    *covered = off;
+    return 0;
+}

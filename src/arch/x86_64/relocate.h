@@ -40,4 +40,12 @@ void x86_decoder_close(csh *handle);
 int x86_relocate(csh handle, const uint8_t *code, size_t avail, uint64_t addr, uint64_t ool,
                  struct relocation *out, const char **why);
 
+/* Relocates the whole instructions at addr that cover at least min_len bytes (a leading endbr64
+ * is dropped) into out, to run at ool and continue at addr + *covered. Only the last of them may
+ * branch (it is relocated as x86_relocate does); a ret or jmp ends the block early, *covered
+ * then may be less than min_len. Returns 0, or -1 with *why. */
+int x86_relocate_prologue(csh handle, const uint8_t *code, size_t avail, uint64_t addr,
+                          size_t min_len, uint64_t ool, uint8_t *out, size_t out_max,
+                          size_t *out_len, size_t *covered, const char **why);
+
 #endif

@@ -1,0 +1,122 @@
+/* The inject engine's life: its per-process state, and a process's set-up at exec: code
+ * region, shared region, patches. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+
+#include "arch/x86_64/inject_tramp.h"
+#include "inject/inject.h"
+#include "inject/patch.h"
+#include "inject/space.h"
+#include "probe/memory.h"
+#include "probe/scratch.h"
+#include "util/log.h"
+
+/* The options launch.c seizes with, plus vfork-done: a vfork parent is stopped again when its
+ * child no longer borrows its memory (and its thread control block). */
+#define INJECT_TRACE_OPTIONS                                                                       \
+    (PTRACE_O_EXITKILL | PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |          \
+     PTRACE_O_TRACEEXEC | PTRACE_O_TRACEVFORKDONE)
+
+#define BLOB_ROOM 1024 /* the blob, then the memfd's path */
+
+static size_t round_pow2(size_t v)
+{
+    size_t r = INJECT_BUFFER_MIN;
+    while (r < v && r < INJECT_BUFFER_MAX)
+        r <<= 1;
+    return r;
+}
+
+struct inject_engine *inject_engine_new(size_t ring_size)
+{
+    struct inject_engine *e = calloc(1, sizeof(*e));
+    if (!e || addr_map_init(&e->spaces, 16) < 0 || addr_map_init(&e->forks, 16) < 0 ||
+        addr_map_init(&e->shared_tls, 16) < 0 || addr_map_init(&e->ptrace_only, 16) < 0) {
+        free(e);
+        return NULL;
+    }
+    e->ring_size = round_pow2(ring_size ? ring_size : INJECT_BUFFER_DEFAULT);
+    return e;
+}
+
+void inject_engine_free(struct inject_engine *e)
+{
+    if (!e)
+        return;
+    ADDR_MAP_FOREACH(&e->spaces, slot)
+    space_free(e, slot->value);
+    ADDR_MAP_FOREACH(&e->forks, slot)
+    free(slot->value);
+    addr_map_free(&e->spaces);
+    addr_map_free(&e->forks);
+    addr_map_free(&e->shared_tls);
+    addr_map_free(&e->ptrace_only);
+    free(e);
+}
+
+/* An exec replaced the image: what calltrace knew of the old one goes (its events were drained
+ * before the exec stop was handled). */
+static void forget_space(struct inject_engine *e, pid_t pid)
+{
+    struct inject_space *old = addr_map_get(&e->spaces, (uint64_t)pid);
+    if (!old)
+        return;
+    addr_map_del(&e->spaces, (uint64_t)pid);
+    space_free(e, old);
+}
+
+/* The blob, with the address of the main thread's claim word filled in. */
+static int write_blob(struct process *p, uint64_t code, const struct inject_space *sp)
+{
+    uint8_t buf[BLOB_ROOM];
+    if (inject_blob_size + 64 > sizeof(buf))
+        return -1;
+    memcpy(buf, inject_blob, inject_blob_size);
+    uint64_t claim = sp->remote; /* the header's first word */
+    memcpy(buf + inject_blob_main_ctl_off, &claim, 8);
+    return mem_write(p->mem_fd, code, buf, inject_blob_size);
+}
+
+long inject_trace_image(struct session *s, struct process *p, pid_t via,
+                        const struct elf_image *image, uint64_t bias)
+{
+    struct inject_engine *e = s->inject;
+    forget_space(e, p->pid);
+    if (addr_map_get(&e->ptrace_only, (uint64_t)p->pid)) {
+        addr_map_del(&e->ptrace_only, (uint64_t)p->pid); /* until it execs */
+        return -1;
+    }
+    const char *why = inject_image_unsupported(image->path);
+    if (why) {
+        err_msg("--engine=inject: %s: %s; it is traced by the ptrace engine", image->path, why);
+        return -1;
+    }
+    if (!image->nsegments)
+        return -1;
+    size_t len = BLOB_ROOM + patch_code_size(image);
+    uint64_t code = scratch_alloc(p, via, image->segments[0].vaddr + bias, len, len);
+    if (!code) {
+        err_msg("--engine=inject: process %d: no room for code near %s; it is traced by the "
+                "ptrace engine",
+                (int)p->pid, image->path);
+        return -1;
+    }
+    struct inject_space *sp = space_new(p, via, code + BLOB_ROOM - 64, e->ring_size);
+    if (!sp)
+        return -1;
+    int main_slot = space_slot_take(sp, p->pid);
+    space_store(sp->local, 0, space_ctl_remote(sp, main_slot));
+    if (write_blob(p, code, sp) < 0 || addr_map_put(&e->spaces, (uint64_t)p->pid, sp) < 0) {
+        space_free(e, sp);
+        return -1;
+    }
+    if (ptrace(PTRACE_SETOPTIONS, via, 0, INJECT_TRACE_OPTIONS) < 0)
+        dbg(DBG_ENGINE, 1, "process %d: cannot ask for vfork-done stops: %s", (int)p->pid,
+            strerror(errno));
+    sp->blob_exit = code + inject_blob_exit_off;
+    long n = patch_image(s, p, sp, image, bias, code + BLOB_ROOM, code + inject_blob_entry_off);
+    dbg(DBG_ENGINE, 1, "%s: %ld functions patched in process %d", image->path, n, (int)p->pid);
+    return n < 0 ? 0 : n;
+}

@@ -15,6 +15,7 @@
 #include "record/reader.h"
 #include "util/addr_map.h"
 #include "util/dir_tree.h"
+#include "util/json_string.h"
 #include "util/log.h"
 
 struct open_call {
@@ -145,14 +146,23 @@ static double to_us(const struct dirs_writer *w, uint64_t ticks)
     return (double)ns / 1000.0;
 }
 
+/* Names and types come from the program's symbols and DWARF, any bytes at all, and cJSON writes
+ * strings as they are: only valid UTF-8 may go in. */
+static void add_text(cJSON *o, const char *key, const char *text)
+{
+    char *valid = json_utf8_copy(text, strlen(text));
+    cJSON_AddStringToObject(o, key, valid ? valid : "");
+    free(valid);
+}
+
 static cJSON *value_json(const struct arg_value *a, const char *bin)
 {
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "name", a->name);
-    cJSON_AddStringToObject(o, "type", a->type);
-    cJSON_AddStringToObject(o, "value", a->value);
+    add_text(o, "name", a->name);
+    add_text(o, "type", a->type);
+    add_text(o, "value", a->value);
     if (bin)
-        cJSON_AddStringToObject(o, "bytes", bin);
+        add_text(o, "bytes", bin);
     return o;
 }
 
@@ -179,7 +189,7 @@ static void write_call(struct dirs_writer *w, struct func_dir *d, const struct t
         return;
     }
     cJSON *root = cJSON_CreateObject();
-    cJSON_AddStringToObject(root, "function", d->name);
+    add_text(root, "function", d->name);
     cJSON_AddNumberToObject(root, "call", call->number);
     cJSON_AddNumberToObject(root, "pid", t->pid);
     cJSON_AddNumberToObject(root, "tid", tid);
@@ -326,8 +336,8 @@ static void write_index(struct dirs_writer *w)
     cJSON *funcs = cJSON_AddArrayToObject(root, "functions");
     for (size_t i = 0; i < w->ndirs; i++) {
         cJSON *f = cJSON_CreateObject();
-        cJSON_AddStringToObject(f, "name", w->dirs[i]->name);
-        cJSON_AddStringToObject(f, "folder", w->dirs[i]->folder);
+        add_text(f, "name", w->dirs[i]->name);
+        add_text(f, "folder", w->dirs[i]->folder);
         cJSON_AddNumberToObject(f, "calls", w->dirs[i]->calls);
         cJSON_AddNumberToObject(f, "folders", w->dirs[i]->folders);
         cJSON_AddItemToArray(funcs, f);

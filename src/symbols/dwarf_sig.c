@@ -99,9 +99,20 @@ static struct ctype *ref_type(struct dwarf_sigs *d, Dwarf_Die *die)
     return die_ref(die, DW_AT_type, &t) ? type_of(d, &t) : NULL;
 }
 
+/* A type still being read (damaged DWARF that refers back to it) has no name yet. */
 static const char *spelled(const struct ctype *t)
 {
-    return t ? t->name : "void";
+    return t ? (t->name ? t->name : "?") : "void";
+}
+
+/* Damaged DWARF can make a typedef or qualifier refer to itself through others: ctype_strip
+ * would follow that chain for ever. The type that closes the loop stands for void instead. */
+static struct ctype *alias_target(struct ctype *t, struct ctype *target)
+{
+    for (const struct ctype *s = target; s && s->kind == CT_ALIAS; s = s->target)
+        if (s == t)
+            return NULL;
+    return target;
 }
 
 /* "int (int, char *)" from a subroutine type or a subprogram's parameters. */
@@ -305,8 +316,8 @@ static char *spell_pointer(struct dwarf_sigs *d, Dwarf_Die *die, const struct ct
     if (target && target->kind == CT_FUNC && die_ref(die, DW_AT_type, &td))
         return own_printf(d, "%s (%s)%s", spelled(target->target), op, spell_params(d, &td));
     if (target && ctype_strip(target)->kind == CT_ARRAY && target->kind == CT_ARRAY) {
-        const char *br = strchr(target->name, '[');
-        return own_printf(d, "%.*s(%s)%s", (int)(br ? br - target->name : 0), target->name, op,
+        const char *br = target->name ? strchr(target->name, '[') : NULL;
+        return own_printf(d, "%.*s(%s)%s", (int)(br ? br - target->name : 0), spelled(target), op,
                           br ? br : "");
     }
     const char *ts = spelled(target);
@@ -387,7 +398,7 @@ static struct ctype *type_of(struct dwarf_sigs *d, Dwarf_Die *die)
     case DW_TAG_restrict_type:
     case DW_TAG_atomic_type: {
         t->kind = CT_ALIAS;
-        t->target = ref_type(d, die);
+        t->target = alias_target(t, ref_type(d, die));
         const struct ctype *s = ctype_strip(t->target);
         t->size = s ? s->size : 0;
         t->align = natural_align(t->target);

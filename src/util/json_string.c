@@ -119,3 +119,24 @@ void json_put_string(struct outbuf *out, const char *bytes, size_t len)
     outbuf_write(out, big, need);
     free(big);
 }
+
+char *json_utf8_copy(const char *bytes, size_t len)
+{
+    const unsigned char *p = (const unsigned char *)bytes;
+    char *copy = malloc(len * 3 + 1); /* each invalid byte may become 3 */
+    if (!copy)
+        return NULL;
+    size_t out = 0;
+    for (size_t i = 0; i < len;) {
+        size_t n = utf8_valid_len(p + i, len - i);
+        if (n) {
+            memcpy(copy + out, bytes + i, n);
+            out += n, i += n;
+        } else {
+            memcpy(copy + out, "\xef\xbf\xbd", 3);
+            out += 3, i++;
+        }
+    }
+    copy[out] = '\0';
+    return copy;
+}

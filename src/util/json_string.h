@@ -12,4 +12,8 @@ void json_put_string(struct outbuf *out, const char *bytes, size_t len);
 /* Same into a caller buffer; returns the length the full string needs (like snprintf). */
 size_t json_escape(char *dst, size_t cap, const char *bytes, size_t len);
 
+/* A NUL-terminated heap copy of bytes[0..len) that is valid UTF-8 (invalid sequences become
+ * U+FFFD), for JSON libraries that pass bytes through as they are; NULL when out of memory. */
+char *json_utf8_copy(const char *bytes, size_t len);
+
 #endif

@@ -652,7 +652,6 @@ static int run_traced(struct record_cli *cli, const char *path, const char *run,
         err_msg("out of memory");
         return -1;
     }
-    install_handlers();
     if (cli->attach_pid)
         return run_attached(cli, s);
     pid_t pid = launch_program(path, cli->program_argv);
@@ -713,6 +712,9 @@ int cmd_record(int argc, char **argv)
     if (parse_args(argc, argv, &cli) < 0)
         return 2;
     log_set_verbosity(cli.opts.verbose);
+    /* Before the run directory exists: a Ctrl-C from now on ends the run cleanly (the program
+     * is never started, or is detached) instead of leaving a record without its trace. */
+    install_handlers();
     char path[PATH_MAX] = "";
     if (!cli.attach_pid && check_program(cli.program_argv[0], &cli, path, sizeof(path)) < 0)
         return 2;

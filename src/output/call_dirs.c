@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "output/call_pairing.h"
 #include "output/call_values.h"
 #include "output/run_dir.h"
 #include "record/reader.h"
@@ -17,19 +18,6 @@
 #include "util/dir_tree.h"
 #include "util/json_string.h"
 #include "util/log.h"
-
-struct open_call {
-    uint32_t func;
-    uint32_t number; /* N of its function; 0: not captured */
-    uint64_t ticks;
-    struct rec_values *args, *ret;
-};
-
-struct thread_calls {
-    uint32_t pid;
-    struct open_call *calls;
-    size_t depth, cap;
-};
 
 /* One captured function, by name: calls in several processes share one numbering. */
 struct func_dir {
@@ -45,9 +33,9 @@ struct dirs_writer {
     struct rec_header header;
     struct clock_anchor end;
     struct run_funcs *funcs;
-    struct addr_map threads; /* tid -> struct thread_calls */
-    struct addr_map by_func; /* func id + 1 -> struct func_dir */
-    struct func_dir **dirs;  /* in order of first call */
+    struct call_pairing pairing; /* a call's number is N of its function; 0: not captured */
+    struct addr_map by_func;     /* func id + 1 -> struct func_dir */
+    struct func_dir **dirs;      /* in order of first call */
     size_t ndirs;
     struct call_dirs_stats *stats;
     int error; /* first errno writing */
@@ -166,9 +154,7 @@ static cJSON *value_json(const struct arg_value *a, const char *bin)
     return o;
 }
 
-static void write_call(struct dirs_writer *w, struct func_dir *d, const struct thread_calls *t,
-                       uint32_t tid, const struct open_call *call, uint64_t end_ticks,
-                       unsigned flags)
+static void write_call(struct dirs_writer *w, struct func_dir *d, const struct paired_call *call)
 {
     char dir[PATH_MAX], path[PATH_MAX + 200];
     snprintf(dir, sizeof(dir), "%s/%s", w->root, d->folder);
@@ -191,13 +177,13 @@ static void write_call(struct dirs_writer *w, struct func_dir *d, const struct t
     cJSON *root = cJSON_CreateObject();
     add_text(root, "function", d->name);
     cJSON_AddNumberToObject(root, "call", call->number);
-    cJSON_AddNumberToObject(root, "pid", t->pid);
-    cJSON_AddNumberToObject(root, "tid", tid);
-    cJSON_AddNumberToObject(root, "entry_us", to_us(w, call->ticks));
-    cJSON_AddNumberToObject(root, "exit_us", to_us(w, end_ticks));
-    if (flags & EXIT_UNFINISHED)
+    cJSON_AddNumberToObject(root, "pid", call->pid);
+    cJSON_AddNumberToObject(root, "tid", call->tid);
+    cJSON_AddNumberToObject(root, "entry_us", to_us(w, call->entry_ticks));
+    cJSON_AddNumberToObject(root, "exit_us", to_us(w, call->exit_ticks));
+    if (call->flags & EXIT_UNFINISHED)
         cJSON_AddTrueToObject(root, "unfinished");
-    if (flags & EXIT_UNWOUND)
+    if (call->flags & EXIT_UNWOUND)
         cJSON_AddTrueToObject(root, "unwound");
     if (cv.raw)
         cJSON_AddTrueToObject(root, "raw_registers");
@@ -228,61 +214,22 @@ static void write_call(struct dirs_writer *w, struct func_dir *d, const struct t
     w->stats->folders++;
 }
 
-static void end_call(struct dirs_writer *w, struct thread_calls *t, uint32_t tid, uint64_t ticks,
-                     unsigned flags)
+static void end_call(void *ctx, const struct paired_call *call)
 {
-    struct open_call call = t->calls[--t->depth];
-    if (call.number && !(flags & EXIT_INHERITED)) {
-        struct func_dir *d = dir_of(w, call.func);
-        if (d && (!w->max_dirs || call.number <= w->max_dirs))
-            write_call(w, d, t, tid, &call, ticks, flags);
-    }
-    free(call.args);
-    free(call.ret);
+    struct dirs_writer *w = ctx;
+    if (!call->number || (call->flags & EXIT_INHERITED))
+        return;
+    struct func_dir *d = dir_of(w, call->func);
+    if (d && (!w->max_dirs || call->number <= w->max_dirs))
+        write_call(w, d, call);
 }
 
-static struct thread_calls *thread_of(struct dirs_writer *w, uint32_t pid, uint32_t tid)
+/* Calls are numbered in call order, from their REC_ARGS; past max_dirs, their values are not
+ * kept: they get no folder. */
+static int number_call(void *ctx, struct paired_call *call, const struct rec_hdr *h)
 {
-    struct thread_calls *t = addr_map_get(&w->threads, tid);
-    if (t) {
-        t->pid = pid;
-        return t;
-    }
-    t = calloc(1, sizeof(*t));
-    if (!t || addr_map_put(&w->threads, tid, t) < 0) {
-        free(t);
-        return NULL;
-    }
-    t->pid = pid;
-    return t;
-}
-
-static int on_enter(struct dirs_writer *w, const struct rec_call *r)
-{
-    struct thread_calls *t = thread_of(w, r->pid, r->hdr.tid);
-    if (!t)
-        return -1;
-    if (t->depth == t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : 16;
-        struct open_call *calls = reallocarray(t->calls, cap, sizeof(*calls));
-        if (!calls)
-            return -1;
-        t->calls = calls;
-        t->cap = cap;
-    }
-    t->calls[t->depth++] = (struct open_call){r->func, 0, r->ticks, NULL, NULL};
-    return 0;
-}
-
-static int on_values(struct dirs_writer *w, const struct rec_hdr *h)
-{
-    struct thread_calls *t = addr_map_get(&w->threads, h->tid);
-    if (!t || !t->depth || h->size < sizeof(struct rec_values))
-        return 0;
-    struct open_call *call = &t->calls[t->depth - 1];
-    if (call->func != ((const struct rec_values *)h)->func)
-        return 0;
-    if (h->type == REC_ARGS && !call->number) { /* numbered in call order */
+    struct dirs_writer *w = ctx;
+    if (h->type == REC_ARGS && !call->number) {
         struct func_dir *d = dir_of(w, call->func);
         if (!d)
             return -1;
@@ -291,42 +238,7 @@ static int on_values(struct dirs_writer *w, const struct rec_hdr *h)
         if (w->max_dirs && d->calls == w->max_dirs + 1)
             w->stats->capped++;
     }
-    struct rec_values **slot = h->type == REC_ARGS ? &call->args : &call->ret;
-    free(*slot);
-    *slot =
-        call->number && (!w->max_dirs || call->number <= w->max_dirs) ? rec_values_copy(h) : NULL;
-    return 0;
-}
-
-static int handle(struct dirs_writer *w, const struct rec_hdr *h)
-{
-    switch (h->type) {
-    case REC_FUNC:
-    case REC_IMAGE:
-        return run_funcs_note(w->funcs, h);
-    case REC_ENTER:
-        return on_enter(w, (const struct rec_call *)h);
-    case REC_ARGS:
-    case REC_RETVAL:
-        return on_values(w, h);
-    case REC_EXIT: {
-        struct thread_calls *t = addr_map_get(&w->threads, h->tid);
-        if (t && t->depth)
-            end_call(w, t, h->tid, ((const struct rec_call *)h)->ticks, h->flags);
-        return 0;
-    }
-    case REC_THREAD:
-    case REC_THREAD_END: {
-        struct thread_calls *t = addr_map_get(&w->threads, h->tid);
-        uint64_t ticks = h->type == REC_THREAD ? ((const struct rec_thread *)h)->ticks
-                                               : ((const struct rec_end *)h)->ticks;
-        while (t && t->depth)
-            end_call(w, t, h->tid, ticks, EXIT_UNFINISHED);
-        return 0;
-    }
-    default:
-        return 0;
-    }
+    return call->number && (!w->max_dirs || call->number <= w->max_dirs);
 }
 
 static void write_index(struct dirs_writer *w)
@@ -353,17 +265,7 @@ static void write_index(struct dirs_writer *w)
 
 static void free_writer(struct dirs_writer *w)
 {
-    ADDR_MAP_FOREACH(&w->threads, slot)
-    {
-        struct thread_calls *t = slot->value;
-        while (t->depth--) {
-            free(t->calls[t->depth].args);
-            free(t->calls[t->depth].ret);
-        }
-        free(t->calls);
-        free(t);
-    }
-    addr_map_free(&w->threads);
+    call_pairing_free(&w->pairing);
     addr_map_free(&w->by_func);
     for (size_t i = 0; i < w->ndirs; i++) {
         free(w->dirs[i]->name);
@@ -393,18 +295,9 @@ static int replay(struct dirs_writer *w, const char *record)
         }
     }
     int failed = 0;
-    uint64_t last = 0;
-    for (const struct rec_hdr *h; !failed && (h = rec_reader_next(&r));) {
-        if (h->type == REC_ENTER || h->type == REC_EXIT)
-            last = ((const struct rec_call *)h)->ticks;
-        failed = handle(w, h);
-    }
-    ADDR_MAP_FOREACH(&w->threads, slot)
-    {
-        struct thread_calls *t = slot->value;
-        while (t->depth)
-            end_call(w, t, (uint32_t)slot->key, last, EXIT_UNFINISHED);
-    }
+    for (const struct rec_hdr *h; !failed && (h = rec_reader_next(&r));)
+        failed = run_funcs_note(w->funcs, h) < 0 || call_pairing_feed(&w->pairing, h) < 0;
+    call_pairing_finish(&w->pairing);
     rec_reader_close(&r);
     if (failed)
         err_msg("%s: out of memory while writing the call folders", w->root);
@@ -426,7 +319,8 @@ int call_dirs_export(const char *run, unsigned max_dirs, struct call_dirs_stats 
         return -1;
     }
     struct dirs_writer w = {.root = root, .max_dirs = max_dirs, .stats = stats};
-    if (addr_map_init(&w.threads, 64) < 0 || addr_map_init(&w.by_func, 64) < 0 ||
+    static const struct call_pairing_ops calls = {.values = number_call, .done = end_call};
+    if (call_pairing_init(&w.pairing, &calls, &w) < 0 || addr_map_init(&w.by_func, 64) < 0 ||
         !(w.funcs = run_funcs_new())) {
         err_msg("%s: out of memory", root);
         free_writer(&w);

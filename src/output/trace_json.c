@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "output/call_pairing.h"
 #include "output/call_values.h"
 #include "output/run_dir.h"
 #include "record/reader.h"
@@ -18,20 +19,6 @@
 
 #define JSON_BUFFER (1 << 20)
 
-struct open_call {
-    uint32_t func;
-    uint64_t ticks;
-    struct rec_values *args, *ret; /* -A / -R: its REC_ARGS and REC_RETVAL */
-};
-
-struct thread_calls {
-    uint32_t pid;
-    uint32_t tid;
-    struct open_call *calls;
-    size_t depth;
-    size_t cap;
-};
-
 struct json_writer {
     struct outbuf out;
     struct clock_anchor start;
@@ -40,10 +27,9 @@ struct json_writer {
     /* By id: a hash map, not an array, because a damaged record may hold any 32-bit id and
      * memory must stay in proportion to the record. */
     struct addr_map func_names;
-    struct addr_map threads;
+    struct call_pairing pairing;
     struct addr_map pid_reuse; /* pid -> ((generation << 1) | ended) + 1 */
     struct run_funcs *funcs;   /* images and functions, to format -A / -R values */
-    uint64_t last_ticks;
     uint64_t process_order;
     bool first_event;
     struct trace_json_stats *stats;
@@ -119,7 +105,7 @@ static void put_string_member(struct json_writer *w, const char *sep, const char
 }
 
 /* -A / -R: each argument by name, and "return", as gdb prints them. */
-static void put_values(struct json_writer *w, const struct open_call *call, const char *sep)
+static void put_values(struct json_writer *w, const struct paired_call *call, const char *sep)
 {
     struct call_values cv;
     if (!w->funcs || (!call->args && !call->ret))
@@ -129,7 +115,8 @@ static void put_values(struct json_writer *w, const struct open_call *call, cons
         return;
     }
     if (cv.raw) {
-        put_string_member(w, sep, "registers", "raw: no DWARF for this function, or its file changed");
+        put_string_member(w, sep, "registers",
+                          "raw: no DWARF for this function, or its file changed");
         sep = ",";
     }
     for (size_t i = 0; i < cv.nargs; i++, sep = ",")
@@ -139,11 +126,11 @@ static void put_values(struct json_writer *w, const struct open_call *call, cons
     call_values_free(&cv);
 }
 
-static void put_call(struct json_writer *w, const struct thread_calls *t,
-                     const struct open_call *call, uint64_t end_ticks, unsigned flags)
+static void put_call(void *ctx, const struct paired_call *call)
 {
-    int64_t start_ns = to_ns(w, call->ticks);
-    int64_t end_ns = to_ns(w, end_ticks);
+    struct json_writer *w = ctx;
+    int64_t start_ns = to_ns(w, call->entry_ticks);
+    int64_t end_ns = to_ns(w, call->exit_ticks);
     begin_event(w);
     outbuf_puts(&w->out, "{\"name\":");
     const char *name = func_name(w, call->func);
@@ -152,7 +139,7 @@ static void put_call(struct json_writer *w, const struct thread_calls *t,
     outbuf_put_usec(&w->out, start_ns);
     outbuf_puts(&w->out, ",\"dur\":");
     outbuf_put_usec(&w->out, end_ns > start_ns ? end_ns - start_ns : 0);
-    put_ids(w, t->pid, t->tid);
+    put_ids(w, call->pid, call->tid);
     outbuf_puts(&w->out, ",\"args\":{");
     const char *sep = "";
     static const struct {
@@ -161,70 +148,19 @@ static void put_call(struct json_writer *w, const struct thread_calls *t,
     } marks[] = {
         {EXIT_UNFINISHED, "unfinished"}, {EXIT_UNWOUND, "unwound"}, {EXIT_INHERITED, "inherited"}};
     for (size_t i = 0; i < sizeof(marks) / sizeof(marks[0]); i++) {
-        if (flags & marks[i].flag) {
+        if (call->flags & marks[i].flag) {
             outbuf_printf(&w->out, "%s\"%s\":true", sep, marks[i].key);
             sep = ",";
         }
     }
     put_values(w, call, sep);
     outbuf_puts(&w->out, "}}");
-    free(call->args);
-    free(call->ret);
     /* A forked child's copy of its parent's open calls is shown, but was not called by it. */
-    if (flags & EXIT_INHERITED)
+    if (call->flags & EXIT_INHERITED)
         return;
     w->stats->calls++;
-    if (flags & EXIT_UNFINISHED)
+    if (call->flags & EXIT_UNFINISHED)
         w->stats->unfinished++;
-}
-
-static struct thread_calls *thread_of(struct json_writer *w, uint32_t pid, uint32_t tid)
-{
-    struct thread_calls *t = addr_map_get(&w->threads, tid);
-    if (t) {
-        if (t->pid != pid)
-            t->pid = pid; /* exec from a thread renames it to the leader: same stack rules */
-        return t;
-    }
-    t = calloc(1, sizeof(*t));
-    if (!t || addr_map_put(&w->threads, tid, t) < 0) {
-        free(t);
-        return NULL;
-    }
-    t->pid = pid;
-    t->tid = tid;
-    return t;
-}
-
-static int push_call(struct thread_calls *t, uint32_t func, uint64_t ticks)
-{
-    if (t->depth == t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : 8;
-        struct open_call *calls = reallocarray(t->calls, cap, sizeof(*calls));
-        if (!calls)
-            return -1;
-        t->calls = calls;
-        t->cap = cap;
-    }
-    t->calls[t->depth++] = (struct open_call){func, ticks, NULL, NULL};
-    return 0;
-}
-
-static void on_exit_record(struct json_writer *w, const struct rec_call *r)
-{
-    struct thread_calls *t = addr_map_get(&w->threads, r->hdr.tid);
-    if (!t || !t->depth)
-        return; /* an exit without entry cannot come from the engine; ignore it */
-    struct open_call call = t->calls[--t->depth];
-    put_call(w, t, &call, r->ticks, r->hdr.flags);
-}
-
-static void close_thread(struct json_writer *w, struct thread_calls *t, uint64_t ticks)
-{
-    while (t->depth) {
-        struct open_call call = t->calls[--t->depth];
-        put_call(w, t, &call, ticks, EXIT_UNFINISHED);
-    }
 }
 
 static int remember_func(struct json_writer *w, const struct rec_func *f)
@@ -264,26 +200,7 @@ static void on_thread(struct json_writer *w, const struct rec_thread *t)
     int len =
         snprintf(name, sizeof(name), t->hdr.tid == t->pid ? "main %u" : "thread %u", t->hdr.tid);
     put_metadata(w, "thread_name", t->pid, t->hdr.tid, "name", name, (size_t)len);
-    struct thread_calls *calls = thread_of(w, t->pid, t->hdr.tid);
-    if (calls)
-        close_thread(w, calls, t->ticks); /* a reused tid: whatever it left is over */
     w->stats->threads++;
-}
-
-/* A REC_ARGS or REC_RETVAL: kept with the innermost open call of its thread, if it is that
- * function's. */
-static int keep_values(struct json_writer *w, const struct rec_hdr *h)
-{
-    struct thread_calls *t = addr_map_get(&w->threads, h->tid);
-    if (!t || !t->depth || h->size < sizeof(struct rec_values))
-        return 0;
-    struct open_call *call = &t->calls[t->depth - 1];
-    if (call->func != ((const struct rec_values *)h)->func)
-        return 0;
-    struct rec_values **slot = h->type == REC_ARGS ? &call->args : &call->ret;
-    free(*slot);
-    *slot = rec_values_copy(h);
-    return 0;
 }
 
 static int handle(struct json_writer *w, const struct rec_hdr *h)
@@ -295,41 +212,19 @@ static int handle(struct json_writer *w, const struct rec_hdr *h)
         return remember_func(w, (const struct rec_func *)h);
     case REC_IMAGE:
         return run_funcs_note(w->funcs, h);
-    case REC_ARGS:
-    case REC_RETVAL:
-        return keep_values(w, h);
     case REC_PROCESS:
         on_process(w, (const struct rec_process *)h);
         break;
     case REC_THREAD:
         on_thread(w, (const struct rec_thread *)h);
         break;
-    case REC_ENTER: {
-        const struct rec_call *r = (const struct rec_call *)h;
-        struct thread_calls *t = thread_of(w, r->pid, h->tid);
-        w->last_ticks = r->ticks;
-        if (!t || push_call(t, r->func, r->ticks) < 0)
-            return -1;
-        break;
-    }
-    case REC_EXIT:
-        w->last_ticks = ((const struct rec_call *)h)->ticks;
-        on_exit_record(w, (const struct rec_call *)h);
-        break;
-    case REC_THREAD_END: {
-        const struct rec_end *e = (const struct rec_end *)h;
-        struct thread_calls *t = addr_map_get(&w->threads, h->tid);
-        if (t)
-            close_thread(w, t, e->ticks);
-        break;
-    }
     case REC_PROCESS_END:
         process_ended(w, h->tid);
         break;
     default:
         break;
     }
-    return 0;
+    return call_pairing_feed(&w->pairing, h);
 }
 
 /* A run that did not end cleanly has no end anchor in its header: use the last periodic one. */
@@ -351,13 +246,7 @@ static void free_writer(struct json_writer *w)
     ADDR_MAP_FOREACH(&w->func_names, slot)
     free(slot->value);
     addr_map_free(&w->func_names);
-    ADDR_MAP_FOREACH(&w->threads, slot)
-    {
-        struct thread_calls *t = slot->value;
-        free(t->calls);
-        free(t);
-    }
-    addr_map_free(&w->threads);
+    call_pairing_free(&w->pairing);
     addr_map_free(&w->pid_reuse);
     run_funcs_free(w->funcs);
 }
@@ -400,7 +289,8 @@ int trace_json_write(const char *record_path, const char *json_path, bool gzip,
         rec_reader_close(&r);
         return -1;
     }
-    if (addr_map_init(&w.threads, 64) < 0 || addr_map_init(&w.func_names, 1024) < 0 ||
+    static const struct call_pairing_ops calls = {.done = put_call};
+    if (call_pairing_init(&w.pairing, &calls, &w) < 0 || addr_map_init(&w.func_names, 1024) < 0 ||
         addr_map_init(&w.pid_reuse, 64) < 0 || !(w.funcs = run_funcs_new())) {
         err_msg("%s: out of memory", json_path);
         outbuf_close(&w.out);
@@ -412,8 +302,7 @@ int trace_json_write(const char *record_path, const char *json_path, bool gzip,
     int failed = 0;
     for (const struct rec_hdr *h; !failed && (h = rec_reader_next(&r));)
         failed = handle(&w, h);
-    ADDR_MAP_FOREACH(&w.threads, slot)
-    close_thread(&w, slot->value, w.last_ticks);
+    call_pairing_finish(&w.pairing);
     stats->record_damaged = r.corrupt ? 2 : r.truncated ? 1 : 0;
     put_footer(&w, &r);
     rc = outbuf_close(&w.out);

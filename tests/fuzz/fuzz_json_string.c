@@ -1,7 +1,8 @@
 /* Fuzz target: JSON escaping of arbitrary bytes (function names, command lines, later string
  * arguments all come from the traced program). Whatever the input, the output must be one
  * valid JSON string of valid UTF-8, decode back to the input when the input was valid UTF-8
- * without NUL, and a short buffer must get a prefix of it (snprintf contract). */
+ * without NUL, and a short buffer must get a prefix of it (snprintf contract). json_utf8_copy
+ * (names handed to cJSON) must give valid UTF-8, the input itself when it was valid. */
 #include <cJSON.h>
 #include <string.h>
 
@@ -32,8 +33,23 @@ static void check_round_trip(const char *json, const uint8_t *data, size_t size)
     cJSON_Delete(parsed);
 }
 
+static void check_utf8_copy(const uint8_t *data, size_t size)
+{
+    size_t len = 0;
+    while (len < size && data[len]) /* the callers pass C strings */
+        len++;
+    char *copy = json_utf8_copy((const char *)data, len);
+    FUZZ_ASSERT(copy);
+    size_t out = strlen(copy);
+    FUZZ_ASSERT(is_plain_utf8((const uint8_t *)copy, out));
+    if (is_plain_utf8(data, len))
+        FUZZ_ASSERT(out == len && memcmp(copy, data, len) == 0);
+    free(copy);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    check_utf8_copy(data, size);
     const char *in = (const char *)data;
     size_t need = json_escape(NULL, 0, in, size);
     FUZZ_ASSERT(need >= 2 && need <= 2 + 6 * size);

@@ -1,0 +1,32 @@
+/* The options of `calltrace [OPTIONS] PROGRAM` and `-p PID`: parsed and checked against each
+ * other before anything is started or created. */
+#ifndef CALLTRACE_CMD_RECORD_OPTIONS_H
+#define CALLTRACE_CMD_RECORD_OPTIONS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "engine/session.h"
+#include "view/view.h"
+
+struct record_cli {
+    struct record_options opts;
+    const char *output;
+    bool quiet;
+    pid_t attach_pid;      /* -p */
+    unsigned duration;     /* -t, seconds; 0: until stopped */
+    bool compress;         /* -z: trace.json.gz */
+    bool open;             /* --open: show the trace in Perfetto once recorded */
+    uint32_t max_depth;    /* -D; 0: no limit */
+    uint64_t min_duration; /* --min-duration, ns; 0: no minimum */
+    struct view_options view;
+    unsigned max_call_dirs; /* --max-call-dirs; 0: no cap */
+    char **program_argv;
+};
+
+/* Fills cli from argv (its defaults set by the caller); prints one error line and returns -1 on
+ * bad input. --help and --version print and exit. */
+int record_parse_args(int argc, char **argv, struct record_cli *cli);
+
+#endif

@@ -143,8 +143,8 @@ static int check_program(const char *program, const struct record_cli *cli, char
         return -1;
     }
     if (n == 0) {
-        err_hint("build it with symbols, and do not strip it", "%s: no function symbols to trace",
-                 image_path);
+        err_hint("build it with symbols and do not strip it, or install its debug file",
+                 "%s: no function symbols to trace", image_path);
         return -1;
     }
     return 0;

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "symbols/debug_file.h"
 #include "symbols/demangle.h"
 #include "util/addr_map.h"
 
@@ -597,6 +598,28 @@ bool dwarf_sigs_has_function(const struct dwarf_sigs *d, uint64_t addr, const ch
     return false;
 }
 
+/* A stripped program's DWARF and symbol table are in its debug file: read both from there. */
+static void use_debug_file(struct dwarf_sigs *d, const char *path)
+{
+    char *found = debug_file_find(d->elf, path);
+    int fd = found ? open(found, O_RDONLY | O_CLOEXEC) : -1;
+    free(found);
+    Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
+    Dwarf *dwarf = elf ? dwarf_begin_elf(elf, DWARF_C_READ, NULL) : NULL;
+    if (!dwarf) {
+        if (elf)
+            elf_end(elf);
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    elf_end(d->elf);
+    close(d->fd);
+    d->fd = fd;
+    d->elf = elf;
+    d->dwarf = dwarf;
+}
+
 struct dwarf_sigs *dwarf_sigs_open(const char *path)
 {
     struct dwarf_sigs *d = calloc(1, sizeof(*d));
@@ -613,6 +636,8 @@ struct dwarf_sigs *dwarf_sigs_open(const char *path)
         return NULL;
     }
     d->dwarf = dwarf_begin_elf(d->elf, DWARF_C_READ, NULL);
+    if (!d->dwarf)
+        use_debug_file(d, path);
     read_symbols(d);
     return d;
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "symbols/debug_file.h"
 #include "symbols/demangle.h"
 #include "util/log.h"
 
@@ -310,8 +311,9 @@ static int read_functions(struct elf_image *image, Elf *elf, char *why, size_t w
     return 0;
 }
 
-/* Everything after the header check, shared by the file and memory loaders. */
-static int load_checked(struct elf_image *image, Elf *elf, const char *path, bool symbols)
+/* Everything after the header check, shared by the file and memory loaders. symbols: where the
+ * function symbols are read (elf, or its separate debug file), NULL: not read. */
+static int load_checked(struct elf_image *image, Elf *elf, const char *path, Elf *symbols)
 {
     char why[256];
     GElf_Ehdr ehdr;
@@ -325,7 +327,7 @@ static int load_checked(struct elf_image *image, Elf *elf, const char *path, boo
     if (rc == 0)
         rc = read_segments(image, elf, why, sizeof(why));
     if (rc == 0 && symbols)
-        rc = read_functions(image, elf, why, sizeof(why));
+        rc = read_functions(image, symbols, why, sizeof(why));
     if (rc == 0)
         read_dynamic(image, elf);
     if (rc < 0) {
@@ -338,6 +340,30 @@ static int load_checked(struct elf_image *image, Elf *elf, const char *path, boo
     return 0;
 }
 
+struct debug_symbols {
+    int fd;
+    Elf *elf;
+};
+
+/* A stripped file keeps only .dynsym: its debug file, when there is one, has every function. */
+static void open_debug_symbols(struct debug_symbols *debug, Elf *elf, const char *path)
+{
+    if (elf_has_section_type(elf, SHT_SYMTAB))
+        return;
+    char *found = debug_file_find(elf, path);
+    if (!found)
+        return;
+    debug->fd = open(found, O_RDONLY | O_CLOEXEC);
+    debug->elf = debug->fd >= 0 ? elf_begin(debug->fd, ELF_C_READ_MMAP, NULL) : NULL;
+    if (!debug->elf || !elf_has_section_type(debug->elf, SHT_SYMTAB)) {
+        dbg(DBG_SYMBOLS, 1, "%s: no symbol table in it", found);
+        if (debug->elf)
+            elf_end(debug->elf);
+        debug->elf = NULL;
+    }
+    free(found);
+}
+
 static int load_file(struct elf_image *image, const char *path, bool symbols)
 {
     char why[256];
@@ -348,7 +374,14 @@ static int load_file(struct elf_image *image, const char *path, bool symbols)
         err_msg("%s: %s", path, why);
         return -1;
     }
-    int rc = load_checked(image, elf, path, symbols);
+    struct debug_symbols debug = {-1, NULL};
+    if (symbols)
+        open_debug_symbols(&debug, elf, path);
+    int rc = load_checked(image, elf, path, debug.elf ? debug.elf : symbols ? elf : NULL);
+    if (debug.elf)
+        elf_end(debug.elf);
+    if (debug.fd >= 0)
+        close(debug.fd);
     elf_end(elf);
     close(fd);
     return rc;
@@ -376,7 +409,7 @@ int elf_image_load_memory(struct elf_image *image, const char *name, void *data,
         err_msg("%s: %s", name, why);
         return -1;
     }
-    int rc = load_checked(image, elf, name, true);
+    int rc = load_checked(image, elf, name, elf);
     elf_end(elf);
     return rc;
 }

@@ -85,6 +85,31 @@ static unsigned alignment(const struct ctype *t)
     return a < 8 ? 8 : a > 16 ? 16 : a;
 }
 
+/* A long double, or an aggregate holding just one at offset 0: classes X87 and X87UP, which a
+ * result leaves in st0 (an argument of that class goes in memory). */
+static bool is_x87_value(const struct ctype *t, int depth)
+{
+    const struct ctype *s = ctype_strip(t);
+    if (!s || depth > 16)
+        return false;
+    switch (s->kind) {
+    case CT_FLOAT:
+        return s->is_x87;
+    case CT_STRUCT:
+    case CT_UNION:
+        if (s->nmembers == 0 || s->size != 16)
+            return false;
+        for (size_t i = 0; i < s->nmembers; i++)
+            if (s->members[i].offset != 0 || !is_x87_value(s->members[i].type, depth + 1))
+                return false;
+        return true;
+    case CT_ARRAY:
+        return s->count == 1 && is_x87_value(s->target, depth + 1);
+    default:
+        return false;
+    }
+}
+
 static void locate_result(const struct ctype *t, struct abi_loc *ret)
 {
     memset(ret, 0, sizeof(*ret));
@@ -92,7 +117,7 @@ static void locate_result(const struct ctype *t, struct abi_loc *ret)
     if (!s || s->kind == CT_VOID)
         return;
     ret->size = s->size;
-    if (s->kind == CT_FLOAT && s->is_x87) {
+    if (is_x87_value(s, 0)) {
         ret->where = ABI_X87;
         return;
     }

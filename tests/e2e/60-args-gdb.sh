@@ -39,7 +39,7 @@ for f in index["functions"]:
 PY
 }
 
-C_FUNCS="square integers wide chars enums floats half ldouble strings pointers call_fn points
+C_FUNCS="square integers wide chars enums floats half ldouble boxed strings pointers call_fn points
 mixed bigs named unions many arrays nothing variadic"
 for opt in O0 O2; do
     CTX="[argtypes -$opt]"

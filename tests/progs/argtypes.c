@@ -54,6 +54,9 @@ TRACED enum color enums(enum color c, enum flags f, enum flags none) { USE(c); U
 TRACED double floats(float f, double d, float g, double e) { USE(f); USE(d); USE(g); USE(e); return d * 2; }
 TRACED float half(float f) { USE(f); return f / 2; }
 TRACED long double ldouble(long double x, int after) { USE(after); sink += (long)x; return x * 2; }
+struct ldbox { long double v; };
+/* returned in st0 like a long double (classes X87, X87UP); passed in memory */
+TRACED struct ldbox boxed(struct ldbox b, long double k) { sink += (long)k; return (struct ldbox){b.v * k}; }
 TRACED const char *strings(const char *s, char *m, const char *null) { USE(s); USE(m); USE(null); return s + 1; }
 TRACED int *pointers(int *p, void *v, int *null) { USE(p); USE(v); USE(null); return p; }
 TRACED int call_fn(unary_fn fn, int v) { USE(fn); return fn(v); }
@@ -98,6 +101,7 @@ int main(void)
     USE(floats(3.5f, -0.25, 0.1f, 0.1));
     USE(half(5.0f));
     USE(ldouble(2.5L, 9));
+    USE((long)boxed((struct ldbox){1.5L}, 3.0L).v);
     USE(strings("hello", buf, NULL));
     USE(pointers(&value, NULL, NULL));
     USE(call_fn(square, 6));

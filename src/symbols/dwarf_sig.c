@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <bsd/string.h>
 #include <unistd.h>
 
 #include "symbols/debug_file.h"
@@ -158,6 +159,31 @@ static unsigned natural_align(const struct ctype *t)
     }
 }
 
+/* "<ns::Base>" for a DW_TAG_inheritance: the base's name with its enclosing namespaces and
+ * classes. dwarf_getscopes_die walks the unit from its start, which is why only base classes
+ * (few) are qualified this way. */
+static char *base_label(struct dwarf_sigs *d, Dwarf_Die *inheritance)
+{
+    Dwarf_Attribute attr;
+    Dwarf_Die base, *scopes = NULL;
+    if (!dwarf_attr_integrate(inheritance, DW_AT_type, &attr) || !dwarf_formref_die(&attr, &base))
+        return NULL;
+    char label[512] = "";
+    int n = dwarf_getscopes_die(&base, &scopes);
+    for (int i = n - 1; i >= 0; i--) { /* outermost first; scopes[0] is the base itself */
+        const char *name = die_name(&scopes[i]);
+        int tag = dwarf_tag(&scopes[i]);
+        if (!name || tag == DW_TAG_compile_unit || tag == DW_TAG_partial_unit)
+            continue;
+        strlcat(label, *label ? "::" : "", sizeof(label));
+        strlcat(label, name, sizeof(label));
+    }
+    free(scopes);
+    if (!*label && die_name(&base))
+        strlcpy(label, die_name(&base), sizeof(label));
+    return *label ? own_printf(d, "<%s>", label) : NULL;
+}
+
 static void read_members(struct dwarf_sigs *d, Dwarf_Die *die, struct ctype *t)
 {
     Dwarf_Die child;
@@ -166,8 +192,12 @@ static void read_members(struct dwarf_sigs *d, Dwarf_Die *die, struct ctype *t)
     size_t cap = 0;
     unsigned align = 1;
     do {
-        if (dwarf_tag(&child) != DW_TAG_member || dwarf_hasattr(&child, DW_AT_external))
+        int tag = dwarf_tag(&child);
+        bool base = tag == DW_TAG_inheritance;
+        if ((tag != DW_TAG_member && !base) || dwarf_hasattr(&child, DW_AT_external))
             continue; /* static members are not part of the value */
+        if (base && dwarf_hasattr(&child, DW_AT_virtuality))
+            continue; /* a virtual base is found through the vtable at run time */
         if (t->nmembers == cap) {
             cap = cap ? cap * 2 : 8;
             struct ctype_member *m = reallocarray(NULL, cap, sizeof(*m));
@@ -179,8 +209,11 @@ static void read_members(struct dwarf_sigs *d, Dwarf_Die *die, struct ctype *t)
         }
         struct ctype_member *m = &t->members[t->nmembers++];
         memset(m, 0, sizeof(*m));
-        m->name = own_strdup(d, die_name(&child));
         m->type = ref_type(d, &child);
+        if (base) /* shown as gdb shows it: {<ns::Base> = {...}, member = ...} */
+            m->name = base_label(d, &child);
+        else
+            m->name = own_strdup(d, die_name(&child));
         m->bit_size = (unsigned)die_udata(&child, DW_AT_bit_size, 0);
         uint64_t bits = die_udata(&child, DW_AT_data_bit_offset, UINT64_MAX);
         if (bits != UINT64_MAX) {

@@ -47,6 +47,7 @@ for opt in O0 O2; do
     compare_with_gdb "$BIN" $C_FUNCS
     CTX="[argcxx -$opt]"
     build argcxx "$opt"
-    compare_with_gdb "$BIN" "Vec::operator+" "Vec::scaled" "twice<long>"
+    # leaf_sum: base classes. At -O2 gdb 13 prints its by-value Leaf (in rdi:rsi) as zeros.
+    compare_with_gdb "$BIN" "Vec::operator+" "Vec::scaled" "twice<long>" $([ "$opt" = O0 ] && echo leaf_sum)
 done
 exit 0

@@ -10,6 +10,13 @@ struct Vec {
 
 template <typename T> TRACED T twice(T v) { return v + v; }
 
+namespace shapes {
+struct Base { int id; };
+}
+struct Mid : shapes::Base { short level; };
+struct Leaf : Mid { long extra; };
+TRACED long leaf_sum(Leaf l, const Leaf *p) { return l.id + l.level + l.extra + p->extra; }
+
 int main()
 {
     Vec a{1, 2}, b{10, 20};
@@ -17,6 +24,11 @@ int main()
     Vec c = a + b;
     int s = c.scaled(factor, 5);
     long t = twice<long>(21);
+    Leaf leaf;
+    leaf.id = 7;
+    leaf.level = 2;
+    leaf.extra = 100;
+    t += leaf_sum(leaf, &leaf);
     printf("%d %d %d %ld\n", c.x, c.y, s, t);
     return 0;
 }

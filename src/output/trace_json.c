@@ -260,9 +260,10 @@ static void put_footer(struct json_writer *w, const struct rec_reader *r)
 {
     outbuf_puts(&w->out, "\n],\"otherData\":{\"producer\":\"calltrace\",\"clock\":");
     outbuf_puts(&w->out, (r->header.flags & REC_F_TSC) ? "\"tsc\"" : "\"monotonic\"");
-    outbuf_printf(
-        &w->out, ",\"calls\":%llu,\"complete\":%s}}\n", (unsigned long long)w->stats->calls,
-        (r->header.flags & REC_F_COMPLETE) && !r->truncated && !r->corrupt ? "true" : "false");
+    bool complete = (r->header.flags & REC_F_COMPLETE) && !r->truncated && !r->corrupt;
+    outbuf_printf(&w->out, ",\"calls\":%llu,\"dropped_calls\":%llu,\"complete\":%s}}\n",
+                  (unsigned long long)w->stats->calls, (unsigned long long)r->header.dropped_calls,
+                  complete ? "true" : "false");
 }
 
 int trace_json_write(const char *record_path, const char *json_path, bool gzip,

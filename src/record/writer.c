@@ -174,6 +174,7 @@ int recorder_close(struct recorder *rec)
         struct rec_header header;
         if (pread(rec->out.fd, &header, sizeof(header), 0) == (ssize_t)sizeof(header)) {
             header.end = end;
+            header.dropped_calls = rec->dropped_calls;
             header.flags |= REC_F_COMPLETE;
             if (pwrite(rec->out.fd, &header, sizeof(header), 0) != (ssize_t)sizeof(header))
                 rec->out.error = errno ? errno : EIO;

@@ -330,7 +330,9 @@ bench_calltrace()
         return
     fi
     local wall=$T note="expected count"
-    # trace.json again, timed apart: the part of the wall time uftrace record does not do
+    # trace.json again, timed apart: the part of the wall time uftrace record does not do. The
+    # run's files go to the disk first, so that the export does not wait for them.
+    sync "$out"/* 2>/dev/null || true
     if timeit "" "$CALLTRACE" export "$out"; then
         EXPORT=$T
     fi

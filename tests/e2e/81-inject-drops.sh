@@ -2,7 +2,7 @@
 # --engine=inject, overflow: when calltrace does not drain a ring in time, the program runs on
 # and its calls are dropped and counted, never blocked for good. The count is the same in the
 # closing line, in trace.json's otherData.dropped_calls and in `calltrace report --format
-# json`, and it is exact: recorded + dropped = the calls the program counted.
+# json` (and summed by merge), and it is exact: recorded + dropped = the calls the program counted.
 # The program stops calltrace itself (SIGSTOP, then waits until /proc shows it stopped) and
 # makes 20000 calls into a 64 KiB ring (2048 events): drops are certain, with no timing.
 source "$(dirname "$0")/../lib/testlib.sh"
@@ -37,6 +37,12 @@ for opt in O0 O2; do
     [ "$from_report" = "$closing" ] || fail "report says $from_report dropped calls, the closing line $closing"
     grep -q "$closing calls were not recorded" "$T/report.err" ||
         fail "report does not say that calls are missing: $(cat "$T/report.err")"
+
+    # a merged run misses what its runs missed
+    ct_raw merge "$CT_DIR" "$CT_DIR" -o "$T/merged-$opt"
+    expect_rc 0
+    merged=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["otherData"]["dropped_calls"])' "$T/merged-$opt/trace.json")
+    [ "$merged" = $((2 * closing)) ] || fail "a run merged with itself says $merged dropped calls, not $((2 * closing))"
     note "ok: $made calls, $recorded recorded, $meta dropped"
 done
 

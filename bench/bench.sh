@@ -21,7 +21,13 @@
 # The cost includes the tracer's startup, which the long runs amortise.
 #
 # calltrace runs twice: with its default engine (ptrace, "calltrace") and with
-# --engine=inject ("ct inject", which records inside the program).
+# --engine=inject ("ct inject", which records inside the program). With two CPUs or more,
+# "ct inject 2cpu" runs calltrace on CPU 1 and the program on CPU 0 (through bench/pin_cpu.c,
+# whose main() is one more traced call): the program no longer waits while calltrace drains
+# its rings on its CPU.
+# The wall time of calltrace includes writing trace.json at the end, which uftrace record and
+# ltrace do not do: each calltrace run is then exported again (`calltrace export`, timed
+# apart, "export s"), and "rec us/call" is the cost per call without it.
 #
 # Each traced run takes 1-10 s with the default sizes, so each tracer gets its
 # own N and M (ltrace costs ~100 us a call, calltrace ~25 us, uftrace ~0.2 us,
@@ -214,14 +220,17 @@ base_time()
     T=${BASE[$key]}
 }
 
-# Result rows: workload|method|arg|calls|wall|base|us_per_call|note
+# Result rows: workload|method|arg|calls|wall|base|us_per_call|note|inproc|export
 ROWS=()
-# INPROC: the in-program cost of the row being added (see inproc_per_call), then reset.
+# INPROC: the in-program cost of the row being added (see inproc_per_call), then reset;
+# EXPORT: the time calltrace export took on its run directory, likewise.
 INPROC=-
+EXPORT=-
 add_row()
 {
-    ROWS+=("$1|$2|$3|$4|$5|$6|$7|${8:-}|$INPROC")
+    ROWS+=("$1|$2|$3|$4|$5|$6|$7|${8:-}|$INPROC|$EXPORT")
     INPROC=-
+    EXPORT=-
 }
 
 # inproc_per_call CALLS BIN ARG CMD...: one more run of CMD with BENCH_INPROC=1, where the
@@ -282,7 +291,7 @@ uftrace_calls()
 # Build
 
 note "bench.sh: building the benchmark programs in $TMP ($CC ${CFLAGS[*]})"
-for p in fib leaf; do
+for p in fib leaf pin_cpu; do
     "$CC" "${CFLAGS[@]}" -o "$TMP/$p" "$SCRIPT_DIR/$p.c"
 done
 "$TMP/fib" 10 | grep -q 'fib(10) = 55' || { note "bench.sh: fib is broken"; exit 1; }
@@ -302,10 +311,10 @@ echo
 ###########################################################################
 # calltrace
 
-# bench_calltrace WORKLOAD ARG CALLS NAMES [METHOD ENGINE_OPTION]
+# bench_calltrace WORKLOAD ARG CALLS NAMES [METHOD ENGINE_OPTION [WRAPPER...]]
 bench_calltrace()
 {
-    local wl=$1 arg=$2 calls=$3 names=$4 method=${5:-calltrace} engine=${6:-} out n
+    local wl=$1 arg=$2 calls=$3 names=$4 method=${5:-calltrace} engine=${6:-} wrap=${7:-} out n
     if [ ! -x "$CALLTRACE" ]; then
         add_row "$wl" "$method" "$arg" - N/A N/A N/A "not built (run make)"
         return
@@ -314,12 +323,19 @@ bench_calltrace()
     local base=$T
     out=$TMP/ct-run
     # shellcheck disable=SC2086  # engine is one word or none
-    if ! timeit "$out" "$CALLTRACE" -q $engine -o "$out" "$TMP/$wl" "$arg"; then
+    # shellcheck disable=SC2086  # wrap is a word list or none
+    if ! timeit "$out" "$CALLTRACE" -q $engine -o "$out" $wrap "$TMP/$wl" "$arg"; then
         show_err "$method $wl $arg"
         add_row "$wl" "$method" "$arg" "$calls" FAIL "$base" FAIL "see stderr"
         return
     fi
     local wall=$T note="expected count"
+    # trace.json again, timed apart: the part of the wall time uftrace record does not do. The
+    # run's files go to the disk first, so that the export does not wait for them.
+    sync "$out"/* 2>/dev/null || true
+    if timeit "" "$CALLTRACE" export "$out"; then
+        EXPORT=$T
+    fi
     if [ -f "$out/trace.json" ]; then
         # shellcheck disable=SC2086  # names is a word list
         n=$(count_trace_calls "$out/trace.json" $names)
@@ -332,7 +348,7 @@ bench_calltrace()
     fi
     rm -rf "$out"
     # shellcheck disable=SC2086
-    inproc_per_call "$calls" "$TMP/$wl" "$arg" "$CALLTRACE" -q $engine -o "$out" "$TMP/$wl" "$arg"
+    inproc_per_call "$calls" "$TMP/$wl" "$arg" "$CALLTRACE" -q $engine -o "$out" $wrap "$TMP/$wl" "$arg"
     add_row "$wl" "$method" "$arg" "$calls" "$wall" "$base" "$(per_call "$wall" "$base" "$calls")" "$note"
 }
 
@@ -361,6 +377,17 @@ if [ "$CT_OK" = 1 ]; then
         "ct inject" --engine=inject
     bench_calltrace leaf "$INJECT_LEAF_M" $((INJECT_LEAF_M + 1)) "leaf main" \
         "ct inject" --engine=inject
+    if [ "${#PIN[@]}" -gt 0 ] && [ "$(nproc)" -ge 2 ] && taskset -c 1 true 2>/dev/null; then
+        note "bench.sh: the same, calltrace on CPU 1 and the program on CPU 0"
+        SAVED_PIN=("${PIN[@]}")
+        PIN=(taskset -c 1)
+        # base_time and the in-program baselines are cached: measured on CPU 0 above
+        bench_calltrace fib "$INJECT_FIB_N" $(($(fib_calls "$INJECT_FIB_N") + 2)) "fib main" \
+            "ct inject 2cpu" --engine=inject "$TMP/pin_cpu 0"
+        bench_calltrace leaf "$INJECT_LEAF_M" $((INJECT_LEAF_M + 2)) "leaf main" \
+            "ct inject 2cpu" --engine=inject "$TMP/pin_cpu 0"
+        PIN=("${SAVED_PIN[@]}")
+    fi
 fi
 
 ###########################################################################
@@ -500,14 +527,24 @@ ratio_to_calltrace()
     esac
 }
 
-echo "Cost per traced call (wall time, pinned to CPU 0)"
-printf '%-5s %-15s %9s %9s %9s %10s %10s %9s %11s  %s\n' \
-    workload method arg calls "wall s" "untraced s" "us/call" "vs ctrace" "in-prog ns" note
+# rec_per_call WALL EXPORT BASE CALLS: us per call without the export, or -.
+rec_per_call()
+{
+    case "$1|$2|$3|$4" in
+    *N/A* | *FAIL* | *-\|* | *\|-) echo - ;;
+    *) awk -v w="$1" -v e="$2" -v b="$3" -v c="$4" 'BEGIN { printf "%.3f", (w - e - b) / c * 1e6 }' ;;
+    esac
+}
+
+echo "Cost per traced call (wall time, pinned to CPU 0; ct inject 2cpu: calltrace on CPU 1)"
+printf '%-5s %-15s %9s %9s %9s %10s %10s %9s %11s %9s %11s  %s\n' \
+    workload method arg calls "wall s" "untraced s" "us/call" "vs ctrace" "in-prog ns" \
+    "export s" "rec us/call" note
 for r in "${ROWS[@]}"; do
-    IFS='|' read -r wl m arg calls wall base us note inproc <<<"$r"
-    printf '%-5s %-15s %9s %9s %9s %10s %10s %9s %11s  %s\n' \
+    IFS='|' read -r wl m arg calls wall base us note inproc export <<<"$r"
+    printf '%-5s %-15s %9s %9s %9s %10s %10s %9s %11s %9s %11s  %s\n' \
         "$wl" "$m" "$arg" "$calls" "$wall" "$base" "$us" "$(ratio_to_calltrace "$wl" "$us")" \
-        "$inproc" "$note"
+        "$inproc" "$export" "$(rec_per_call "$wall" "$export" "$base" "$calls")" "$note"
 done | sed 's/ *$//'
 echo
 echo "calls: functions of the executable entered (fib N: 2*fib(N+1)-1 calls of fib," \
@@ -515,6 +552,8 @@ echo "calls: functions of the executable entered (fib N: 2*fib(N+1)-1 calls of f
 echo "us/call = (wall - untraced) / calls; 'vs ctrace' = us/call divided by calltrace's."
 echo "in-prog ns = (time of the calls measured inside the program, traced - untraced) / calls,"
 echo "one run: what the program pays, without the tracer's start-up and its writing of the trace."
+echo "export s = calltrace export RUN (writing trace.json again from the record);"
+echo "rec us/call = (wall - export - untraced) / calls: calltrace's cost without writing trace.json."
 
 ###########################################################################
 # Startup: a program with STARTUP_FUNCS functions whose main returns at once.

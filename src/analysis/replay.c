@@ -31,6 +31,7 @@ int replay_open(struct replay *r, const char *record_path)
     r->end = r->reader.header.end;
     r->ns_per_tick = r->reader.header.ns_per_tick;
     r->complete = r->reader.header.flags & REC_F_COMPLETE;
+    r->dropped = r->reader.header.dropped_calls;
     if (addr_map_init(&r->threads, 64) < 0 || addr_map_init(&r->open_counts, 1024) < 0 ||
         addr_map_init(&r->sym_by_hash, 1024) < 0) {
         err_msg("%s: out of memory", record_path);

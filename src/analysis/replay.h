@@ -97,10 +97,11 @@ struct replay {
     uint32_t nthreads;
     struct addr_map open_counts; /* tid << 32 | sym -> open frames + 1 */
 
-    uint64_t events; /* records read */
-    uint64_t calls;  /* completed calls handed out, inherited ones included */
-    bool complete;   /* the header says the run ended cleanly */
-    int damaged;     /* 1 truncated, 2 corrupt */
+    uint64_t events;  /* records read */
+    uint64_t calls;   /* completed calls handed out, inherited ones included */
+    bool complete;    /* the header says the run ended cleanly */
+    uint64_t dropped; /* calls the engine could not record (the header's count) */
+    int damaged;      /* 1 truncated, 2 corrupt */
 
     const struct replay_ops *ops;
     void *ctx;

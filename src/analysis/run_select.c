@@ -83,6 +83,15 @@ int run_select(const char *arg, char *run, size_t runlen, char *record, size_t r
     return check_run(run, record, reclen);
 }
 
+void run_warn_dropped(const char *run, uint64_t dropped_calls)
+{
+    if (dropped_calls)
+        err_hint("a larger --buffer-size keeps more",
+                 "%s: %llu calls were not recorded (the rings were full): the figures leave them "
+                 "out",
+                 run, (unsigned long long)dropped_calls);
+}
+
 void run_warn_damaged(const char *run, int damaged)
 {
     if (damaged)

@@ -414,6 +414,8 @@ int cmd_graph(int argc, char **argv)
     }
     if (rc == 0)
         run_warn_damaged(run, p.replay.damaged);
+    if (rc == 0)
+        run_warn_dropped(run, p.replay.dropped);
     cli_print_stats("graph", p.replay.events, start_ns);
     source_files_free(&g.sources);
     free(g.nodes);

@@ -325,6 +325,7 @@ static int write_record(struct merge_ctx *m, const char *dir)
     uint32_t func_base = 0, image_base = 0;
     for (size_t i = 0; i < m->ninputs && rc == 0; i++) {
         rc = copy_run(m, &m->inputs[i], func_base, image_base);
+        m->rec.dropped_calls += m->inputs[i].header.dropped_calls; /* missing from the merge too */
         func_base += m->inputs[i].nfuncs;
         image_base += m->inputs[i].nimages;
     }

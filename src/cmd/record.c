@@ -214,12 +214,18 @@ static void print_summary(const char *run, const struct trace_json_stats *stats,
     if (s->untraced_processes)
         fprintf(stderr, "calltrace: the calls of %llu process%s could not be recorded\n",
                 (unsigned long long)s->untraced_processes, s->untraced_processes == 1 ? "" : "es");
-    uint64_t dropped = inject_dropped_calls(s);
+    uint64_t dropped = inject_dropped_calls(s), lost_returns = inject_lost_returns(s);
     if (dropped)
         fprintf(stderr,
-                "calltrace: %llu calls or returns were not recorded (a thread's ring stayed "
-                "full, its shadow stack was full, or a vfork child made them)\n",
+                "calltrace: %llu calls were not recorded (a thread's ring stayed full, its "
+                "shadow stack was full, or a vfork child made them); --buffer-size makes rings "
+                "larger\n",
                 (unsigned long long)dropped);
+    if (lost_returns)
+        fprintf(stderr,
+                "calltrace: %llu returns were not recorded (a thread's ring stayed full): those "
+                "calls end at the next event that shows them over\n",
+                (unsigned long long)lost_returns);
     if (s->skipped_functions)
         fprintf(stderr, "calltrace: %llu functions could not be traced safely (-v says which)\n",
                 (unsigned long long)s->skipped_functions);
@@ -271,6 +277,7 @@ static int run_traced(struct record_cli *cli, const char *path, const char *run,
 static int finish_run(const char *run, struct recorder *rec, const struct session *s,
                       const struct record_cli *cli)
 {
+    rec->dropped_calls = inject_dropped_calls(s);
     int rec_error = recorder_close(rec);
     if (rec_error)
         err_hint(rec_error == ENOSPC ? "free some space; the trace holds what was recorded" : NULL,

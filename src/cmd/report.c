@@ -225,6 +225,7 @@ static int print_json(const struct profile *p, const char *run, const struct rep
     cJSON_AddStringToObject(root, "run", run);
     cJSON_AddNumberToObject(root, "events", (double)p->replay.events);
     cJSON_AddBoolToObject(root, "complete", p->replay.complete && !p->replay.damaged);
+    cJSON_AddNumberToObject(root, "dropped_calls", (double)p->replay.dropped);
     cJSON *funcs = cJSON_AddArrayToObject(root, "functions");
     for (size_t i = 0; funcs && i < n; i++) {
         const struct func_stats *s = rows[i].s;
@@ -281,6 +282,8 @@ int cmd_report(int argc, char **argv)
         rc = print_json(&p, run, rows, n);
     if (rc == 0)
         run_warn_damaged(run, p.replay.damaged);
+    if (rc == 0)
+        run_warn_dropped(run, p.replay.dropped);
     if (rc == 0 && fflush(stdout) != 0) {
         err_msg("writing the report: %m");
         rc = -1;

@@ -339,6 +339,8 @@ int cmd_tree(int argc, char **argv)
         rc = cli_missing_tid(&r, run, cli.tid);
     if (rc == 0)
         run_warn_damaged(run, r.damaged);
+    if (rc == 0)
+        run_warn_dropped(run, r.dropped);
     cli_print_stats("tree", r.events, start_ns);
     replay_close(&r);
     return rc == 0 ? 0 : 1;

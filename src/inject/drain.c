@@ -228,17 +228,26 @@ bool inject_has_rings(const struct session *s)
     return s->inject->spaces.count > 0;
 }
 
-uint64_t inject_dropped_calls(const struct session *s)
+/* base: the count of the slots already released; at: the count's offset in a control block. */
+static uint64_t sum_slot_counts(const struct session *s, uint64_t base, size_t at)
 {
-    if (!s->inject)
-        return 0;
-    uint64_t n = s->inject->drops;
+    uint64_t n = base;
     ADDR_MAP_FOREACH(&s->inject->spaces, slot)
     {
         const struct inject_space *sp = slot->value;
         for (int i = 0; i < REGION_SLOTS; i++)
             if (sp->slot_tid[i])
-                n += space_load(space_ctl(sp, i), CTL_DROPS);
+                n += space_load(space_ctl(sp, i), at);
     }
     return n;
+}
+
+uint64_t inject_dropped_calls(const struct session *s)
+{
+    return s->inject ? sum_slot_counts(s, s->inject->drops, CTL_DROPS) : 0;
+}
+
+uint64_t inject_lost_returns(const struct session *s)
+{
+    return s->inject ? sum_slot_counts(s, s->inject->lost_returns, CTL_LOST_RETURNS) : 0;
 }

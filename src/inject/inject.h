@@ -37,6 +37,7 @@ struct inject_engine {
     struct addr_map ptrace_only; /* forked processes the ptrace engine traces, until they exec */
     size_t ring_size;            /* per thread, a power of two */
     uint64_t drops;              /* calls not recorded, from spaces already gone */
+    uint64_t lost_returns;       /* returns not recorded, from spaces already gone */
     uint64_t corrupt_slots;      /* rings whose indexes made no sense: no longer read */
     uint64_t tick_step;          /* ticks in a nanosecond, rounded up; 0 until needed */
     bool children_noted;
@@ -82,5 +83,8 @@ void inject_release_child(struct session *s, struct process *p, pid_t tid);
 /* Calls the trampolines could not record (ring or shadow stack full, signal handlers inside a
  * trampoline, a vfork child's). */
 uint64_t inject_dropped_calls(const struct session *s);
+/* Returns the trampolines could not record (ring full): their calls are in the trace, ended at
+ * the next event that proves them over. */
+uint64_t inject_lost_returns(const struct session *s);
 
 #endif

@@ -142,6 +142,7 @@ int space_slot_take(struct inject_space *sp, pid_t tid)
 void space_slot_release(struct inject_engine *e, struct inject_space *sp, int slot)
 {
     e->drops += space_load(space_ctl(sp, slot), CTL_DROPS);
+    e->lost_returns += space_load(space_ctl(sp, slot), CTL_LOST_RETURNS);
     sp->slot_tid[slot] = 0;
     sp->slot_fs[slot] = 0;
     sp->slot_lender[slot] = 0;

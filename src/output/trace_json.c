@@ -26,11 +26,13 @@ struct json_writer {
     double ns_per_tick;
     /* By id: a hash map, not an array, because a damaged record may hold any 32-bit id and
      * memory must stay in proportion to the record. */
-    struct addr_map func_names;
+    struct addr_map func_names; /* id -> struct call_head */
     struct call_pairing pairing;
     struct addr_map pid_reuse; /* pid -> ((generation << 1) | ended) + 1 */
     struct run_funcs *funcs;   /* images and functions, to format -A / -R values */
     uint64_t process_order;
+    uint32_t last_pid; /* track_pid's last answer, for a run of calls of one process */
+    uint64_t last_track;
     bool first_event;
     struct trace_json_stats *stats;
 };
@@ -50,16 +52,21 @@ static void begin_event(struct json_writer *w)
  * pid + generation * 2^22, so two processes never share one. */
 #define PID_SPACE (1ull << 22)
 
-static uint64_t track_pid(const struct json_writer *w, uint32_t pid)
+static uint64_t track_pid(struct json_writer *w, uint32_t pid)
 {
+    if (pid && pid == w->last_pid)
+        return w->last_track;
     uintptr_t v = (uintptr_t)addr_map_get(&w->pid_reuse, pid);
-    return v ? pid + ((v - 1) >> 1) * PID_SPACE : pid;
+    w->last_pid = pid;
+    w->last_track = v ? pid + ((v - 1) >> 1) * PID_SPACE : pid;
+    return w->last_track;
 }
 
 static void process_started(struct json_writer *w, uint32_t pid)
 {
     uintptr_t v = (uintptr_t)addr_map_get(&w->pid_reuse, pid);
     uintptr_t gen = v ? ((v - 1) >> 1) + ((v - 1) & 1) : 0;
+    w->last_pid = 0;
     addr_map_put(&w->pid_reuse, pid, (void *)((gen << 1) + 1));
 }
 
@@ -68,6 +75,7 @@ static void process_ended(struct json_writer *w, uint32_t pid)
     uintptr_t v = (uintptr_t)addr_map_get(&w->pid_reuse, pid);
     if (v)
         addr_map_put(&w->pid_reuse, pid, (void *)(((v - 1) | 1) + 1));
+    w->last_pid = 0;
 }
 
 static void put_ids(struct json_writer *w, uint32_t pid, uint32_t tid)
@@ -89,10 +97,37 @@ static void put_metadata(struct json_writer *w, const char *what, uint32_t pid, 
     outbuf_puts(&w->out, "}}");
 }
 
-static const char *func_name(const struct json_writer *w, uint32_t id)
+/* What every call of a function starts with, its name escaped once: a trace holds millions of
+ * calls of a few functions. */
+#define CALL_HEAD_START "{\"name\":"
+#define CALL_HEAD_END ",\"cat\":\"function\",\"ph\":\"X\",\"ts\":"
+struct call_head {
+    size_t len;
+    char text[];
+};
+
+static struct call_head *call_head_new(const char *name, size_t name_len)
 {
-    const char *name = addr_map_get(&w->func_names, id);
-    return name ? name : "??";
+    size_t start = strlen(CALL_HEAD_START), end = strlen(CALL_HEAD_END);
+    size_t escaped = json_escape(NULL, 0, name, name_len);
+    struct call_head *h = malloc(sizeof(*h) + start + escaped + end + 1);
+    if (!h)
+        return NULL;
+    memcpy(h->text, CALL_HEAD_START, start);
+    json_escape(h->text + start, escaped + 1, name, name_len);
+    memcpy(h->text + start + escaped, CALL_HEAD_END, end + 1);
+    h->len = start + escaped + end;
+    return h;
+}
+
+static void put_call_head(struct json_writer *w, uint32_t func)
+{
+    const struct call_head *h = addr_map_get(&w->func_names, func);
+    if (h) {
+        outbuf_write(&w->out, h->text, h->len);
+        return;
+    }
+    outbuf_puts(&w->out, CALL_HEAD_START "\"??\"" CALL_HEAD_END);
 }
 
 static void put_string_member(struct json_writer *w, const char *sep, const char *key,
@@ -132,10 +167,7 @@ static void put_call(void *ctx, const struct paired_call *call)
     int64_t start_ns = to_ns(w, call->entry_ticks);
     int64_t end_ns = to_ns(w, call->exit_ticks);
     begin_event(w);
-    outbuf_puts(&w->out, "{\"name\":");
-    const char *name = func_name(w, call->func);
-    json_put_string(&w->out, name, strlen(name));
-    outbuf_puts(&w->out, ",\"cat\":\"function\",\"ph\":\"X\",\"ts\":");
+    put_call_head(w, call->func);
     outbuf_put_usec(&w->out, start_ns);
     outbuf_puts(&w->out, ",\"dur\":");
     outbuf_put_usec(&w->out, end_ns > start_ns ? end_ns - start_ns : 0);
@@ -167,8 +199,8 @@ static int remember_func(struct json_writer *w, const struct rec_func *f)
 {
     uint32_t len;
     const char *name = rec_name(&f->hdr, &len);
-    char *copy = strndup(name, len);
-    char *old = addr_map_get(&w->func_names, f->func);
+    struct call_head *copy = call_head_new(name, len);
+    struct call_head *old = addr_map_get(&w->func_names, f->func);
     if (!copy || addr_map_put(&w->func_names, f->func, copy) < 0) {
         free(copy);
         return -1;
@@ -260,9 +292,10 @@ static void put_footer(struct json_writer *w, const struct rec_reader *r)
 {
     outbuf_puts(&w->out, "\n],\"otherData\":{\"producer\":\"calltrace\",\"clock\":");
     outbuf_puts(&w->out, (r->header.flags & REC_F_TSC) ? "\"tsc\"" : "\"monotonic\"");
-    outbuf_printf(
-        &w->out, ",\"calls\":%llu,\"complete\":%s}}\n", (unsigned long long)w->stats->calls,
-        (r->header.flags & REC_F_COMPLETE) && !r->truncated && !r->corrupt ? "true" : "false");
+    bool complete = (r->header.flags & REC_F_COMPLETE) && !r->truncated && !r->corrupt;
+    outbuf_printf(&w->out, ",\"calls\":%llu,\"dropped_calls\":%llu,\"complete\":%s}}\n",
+                  (unsigned long long)w->stats->calls, (unsigned long long)r->header.dropped_calls,
+                  complete ? "true" : "false");
 }
 
 int trace_json_write(const char *record_path, const char *json_path, bool gzip,

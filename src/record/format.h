@@ -25,7 +25,7 @@ struct rec_header {
     struct clock_anchor start;
     struct clock_anchor end; /* zero until the run ends cleanly */
     double ns_per_tick;      /* from the start-up calibration */
-    uint64_t reserved;
+    uint64_t dropped_calls;  /* calls made but not recorded (inject: full rings); at the end */
 };
 
 #define REC_F_TSC 1u

@@ -105,11 +105,33 @@ void rec_thread(struct recorder *rec, pid_t pid, pid_t tid, uint64_t ticks)
     rec->threads++;
 }
 
+/* Entries and exits are most of a record: they are written in place, field by field. A record
+ * built on the stack and copied is read back with wider loads than it was written with, which
+ * the CPU cannot forward from its store buffer (a stall per call). */
+static void put_call(struct recorder *rec, enum rec_type type, unsigned flags, pid_t pid, pid_t tid,
+                     uint32_t func, uint64_t ticks)
+{
+    struct rec_call *at = outbuf_room(&rec->out, sizeof(*at));
+    if (!at) {
+        struct rec_call r = {hdr(type, sizeof(r), tid, flags), func, (uint32_t)pid, ticks};
+        put(rec, &r, sizeof(r));
+        return;
+    }
+    at->hdr = hdr(type, sizeof(*at), tid, flags);
+    at->func = func;
+    at->pid = (uint32_t)pid;
+    at->ticks = ticks;
+}
+
 void rec_enter(struct recorder *rec, pid_t pid, pid_t tid, uint32_t func, uint64_t ticks)
 {
-    struct rec_call r = {hdr(REC_ENTER, sizeof(r), tid, 0), func, (uint32_t)pid, ticks};
-    if (!rec->gate || call_gate_enter(rec->gate, (uint32_t)tid, ticks, &r, sizeof(r)) == GATE_WRITE)
-        put(rec, &r, sizeof(r));
+    if (rec->gate) {
+        struct rec_call r = {hdr(REC_ENTER, sizeof(r), tid, 0), func, (uint32_t)pid, ticks};
+        if (call_gate_enter(rec->gate, (uint32_t)tid, ticks, &r, sizeof(r)) == GATE_WRITE)
+            put(rec, &r, sizeof(r));
+        return;
+    }
+    put_call(rec, REC_ENTER, 0, pid, tid, func, ticks);
 }
 
 void rec_exit(struct recorder *rec, pid_t pid, pid_t tid, uint32_t func, uint64_t ticks,
@@ -123,8 +145,7 @@ void rec_exit(struct recorder *rec, pid_t pid, pid_t tid, uint32_t func, uint64_
         if (held)
             put(rec, bytes, held);
     }
-    struct rec_call r = {hdr(REC_EXIT, sizeof(r), tid, flags), func, (uint32_t)pid, ticks};
-    put(rec, &r, sizeof(r));
+    put_call(rec, REC_EXIT, flags, pid, tid, func, ticks);
     if (!(flags & EXIT_INHERITED))
         rec->calls++;
 }
@@ -174,6 +195,7 @@ int recorder_close(struct recorder *rec)
         struct rec_header header;
         if (pread(rec->out.fd, &header, sizeof(header), 0) == (ssize_t)sizeof(header)) {
             header.end = end;
+            header.dropped_calls = rec->dropped_calls;
             header.flags |= REC_F_COMPLETE;
             if (pwrite(rec->out.fd, &header, sizeof(header), 0) != (ssize_t)sizeof(header))
                 rec->out.error = errno ? errno : EIO;

@@ -20,6 +20,7 @@ struct recorder {
     uint64_t calls;
     uint64_t threads;
     uint64_t processes;
+    uint64_t dropped_calls; /* for the header: set before recorder_close */
     bool failed_reported;
     struct call_gate *gate; /* --max-depth, --min-duration; NULL when neither is given */
 };

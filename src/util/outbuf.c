@@ -52,6 +52,21 @@ int outbuf_open_gzip(struct outbuf *out, const char *path, size_t cap)
     return 0;
 }
 
+/* outbuf_close ends with fsync, which would wait for the whole file to reach the disk (half
+ * the time of writing a large trace): writeback is started as the file grows instead, so that
+ * it overlaps with making the rest, and fsync waits for the last part only. */
+#define WRITEBACK_STEP (8u << 20)
+
+static void start_writeback(struct outbuf *out)
+{
+    if (out->written - out->flushed < WRITEBACK_STEP)
+        return;
+    /* not every file system or file supports it: fsync does the work then */
+    (void)sync_file_range(out->fd, (off_t)out->flushed, (off_t)(out->written - out->flushed),
+                          SYNC_FILE_RANGE_WRITE);
+    out->flushed = out->written;
+}
+
 static void write_all(struct outbuf *out, const char *data, size_t len)
 {
     size_t off = 0;
@@ -66,6 +81,7 @@ static void write_all(struct outbuf *out, const char *data, size_t len)
         off += (size_t)n;
         out->written += (uint64_t)n;
     }
+    start_writeback(out);
 }
 
 /* Feeds the buffer to deflate and writes what comes out; Z_FINISH also ends the stream. */
@@ -95,7 +111,7 @@ int outbuf_flush(struct outbuf *out)
     return out->error ? -out->error : 0;
 }
 
-void outbuf_write(struct outbuf *out, const void *data, size_t len)
+void outbuf_write_slow(struct outbuf *out, const void *data, size_t len)
 {
     if (out->error)
         return;
@@ -115,11 +131,6 @@ void outbuf_write(struct outbuf *out, const void *data, size_t len)
     }
     memcpy(out->data + out->len, data, len);
     out->len += len;
-}
-
-void outbuf_puts(struct outbuf *out, const char *s)
-{
-    outbuf_write(out, s, strlen(s));
 }
 
 void outbuf_printf(struct outbuf *out, const char *fmt, ...)
@@ -147,27 +158,51 @@ void outbuf_printf(struct outbuf *out, const char *fmt, ...)
     free(big);
 }
 
+/* Numbers are most of a trace's bytes: two digits at a time, written in place. */
+static const char digit_pairs[] = "00010203040506070809101112131415161718192021222324252627282930"
+                                  "31323334353637383940414243444546474849505152535455565758596061"
+                                  "62636465666768697071727374757677787980818283848586878889909192"
+                                  "93949596979899";
+
+/* Writes v's digits ending at end; returns where they start. */
+static char *digits_before(char *end, uint64_t v)
+{
+    while (v >= 100) {
+        end -= 2;
+        memcpy(end, digit_pairs + v % 100 * 2, 2);
+        v /= 100;
+    }
+    if (v >= 10) {
+        end -= 2;
+        memcpy(end, digit_pairs + v * 2, 2);
+    } else {
+        *--end = (char)('0' + v);
+    }
+    return end;
+}
+
 void outbuf_put_u64(struct outbuf *out, uint64_t v)
 {
     char digits[24];
-    int i = sizeof(digits);
-    do {
-        digits[--i] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    outbuf_write(out, digits + i, sizeof(digits) - (size_t)i);
+    char *start = digits_before(digits + sizeof(digits), v);
+    outbuf_write(out, start, (size_t)(digits + sizeof(digits) - start));
 }
 
 void outbuf_put_usec(struct outbuf *out, int64_t ns)
 {
     /* The magnitude in unsigned arithmetic: -INT64_MIN does not fit an int64. */
     uint64_t mag = ns < 0 ? 0 - (uint64_t)ns : (uint64_t)ns;
+    char text[32];
+    char *end = text + sizeof(text);
+    unsigned frac = (unsigned)(mag % 1000);
+    end -= 4;
+    end[0] = '.';
+    end[1] = (char)('0' + frac / 100);
+    memcpy(end + 2, digit_pairs + frac % 100 * 2, 2);
+    char *start = digits_before(end, mag / 1000);
     if (ns < 0)
-        outbuf_write(out, "-", 1);
-    outbuf_put_u64(out, mag / 1000);
-    char frac[4] = {'.', (char)('0' + mag / 100 % 10), (char)('0' + mag / 10 % 10),
-                    (char)('0' + mag % 10)};
-    outbuf_write(out, frac, sizeof(frac));
+        *--start = '-';
+    outbuf_write(out, start, (size_t)(text + sizeof(text) - start));
 }
 
 int outbuf_close(struct outbuf *out)

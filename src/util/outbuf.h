@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 struct z_stream_s;
 
@@ -17,14 +18,42 @@ struct outbuf {
     size_t cap;
     char *data;
     uint64_t written; /* bytes handed to the kernel */
+    uint64_t flushed; /* bytes whose writeback to the disk was started */
 };
 
 int outbuf_open(struct outbuf *out, const char *path, size_t cap);
 /* The same, but what is written is stored gzip-compressed (a .gz file that gunzip and Perfetto
  * read). `written` then counts compressed bytes. */
 int outbuf_open_gzip(struct outbuf *out, const char *path, size_t cap);
-void outbuf_write(struct outbuf *out, const void *data, size_t len);
-void outbuf_puts(struct outbuf *out, const char *s);
+/* What outbuf_write does when the bytes do not fit in the buffer (or after an error). */
+void outbuf_write_slow(struct outbuf *out, const void *data, size_t len);
+/* Room for len bytes at the end of the buffer, which the caller fills in at once; NULL when they
+ * do not fit (write them with outbuf_write) or after an error. */
+static inline void *outbuf_room(struct outbuf *out, size_t len)
+{
+    if (__builtin_expect(out->len + len > out->cap || out->error, 0))
+        return NULL;
+    void *at = out->data + out->len;
+    out->len += len;
+    return at;
+}
+
+/* Inline: the recorder writes two small records per traced call, and a call to memcpy with a
+ * length known here costs more than the copy. */
+static inline void outbuf_write(struct outbuf *out, const void *data, size_t len)
+{
+    if (__builtin_expect(out->len + len <= out->cap && !out->error, 1)) {
+        memcpy(out->data + out->len, data, len);
+        out->len += len;
+        return;
+    }
+    outbuf_write_slow(out, data, len);
+}
+
+static inline void outbuf_puts(struct outbuf *out, const char *s)
+{
+    outbuf_write(out, s, strlen(s));
+}
 void outbuf_printf(struct outbuf *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Microseconds with 3 decimals from nanoseconds, without printf's float formatting. */
 void outbuf_put_usec(struct outbuf *out, int64_t ns);

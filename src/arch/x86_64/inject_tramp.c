@@ -135,8 +135,8 @@ __asm__(
     "    lea rsp, [rsp+128]\n"
     "    test eax, eax\n"
     "    jz .Lexit_ring_ok\n"
-    ".Lexit_ring_full:\n"
-    "    inc qword ptr [rcx+" STR(CTL_DROPS) "]\n"
+    ".Lexit_ring_full:\n"                       /* the call stays recorded: it ends later */
+    "    inc qword ptr [rcx+" STR(CTL_LOST_RETURNS) "]\n"
     "    jmp .Lexit_done\n"
     ".Lexit_lost:\n"
     "    ud2\n"                                  /* no entry for this slot: cannot happen */

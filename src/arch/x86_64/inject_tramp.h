@@ -44,7 +44,9 @@
 #define CTL_BUSY 64     /* byte: a vfork child borrows the block: its calls are skipped */
 #define CTL_GAVE_UP 65  /* byte: a full ring was not drained in time: drop, do not wait */
 #define CTL_CONSUMER 72 /* calltrace's pid, woken with SIGCHLD when the ring is full */
-#define CTL_TAIL 128    /* bytes read by calltrace (consumer), on its own cache line */
+/* returns not recorded (ring full): their calls end at the next event that shows them over */
+#define CTL_LOST_RETURNS 80
+#define CTL_TAIL 128 /* bytes read by calltrace (consumer), on its own cache line */
 #define CTL_SIZE 4096
 
 /* A ring event. The writer reserves it (head += EVENT_SIZE), fills it, and commits it by writing

@@ -7,22 +7,12 @@
 
 #include "inject/inject.h"
 
-/* Imports the trampolines cannot live with yet, and why: a stack walk or an unwind that crosses
- * a hooked frame, whose return address is the trampoline's (no unwind information there), and
- * stack switching, which the shadow stack of a thread does not follow. */
+/* Imports the trampolines cannot live with yet, and why: stack switching, which the shadow
+ * stack of a thread does not follow. (Unwinders walking hooked frames are handled: unwind.h.) */
 static const struct {
     const char *name;
     const char *why;
 } unsupported_imports[] = {
-    {"__cxa_throw", "C++ exceptions are not supported yet"},
-    {"__cxa_rethrow", "C++ exceptions are not supported yet"},
-    {"__cxa_begin_catch", "C++ exceptions are not supported yet"},
-    {"_Unwind_Resume", "C++ exceptions are not supported yet"},
-    {"_Unwind_RaiseException", "C++ exceptions are not supported yet"},
-    {"_Unwind_ForcedUnwind", "C++ exceptions are not supported yet"},
-    {"__gxx_personality_v0", "C++ exceptions are not supported yet"},
-    {"_Unwind_Backtrace", "stack walks (backtrace) are not supported yet"},
-    {"backtrace", "stack walks (backtrace) are not supported yet"},
     {"swapcontext", "switching stacks (swapcontext) is not supported yet"},
     {"setcontext", "switching stacks (setcontext) is not supported yet"},
     {"makecontext", "switching stacks (makecontext) is not supported yet"},

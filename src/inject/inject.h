@@ -79,6 +79,15 @@ void inject_on_clone(struct session *s, pid_t tid, unsigned long flags);
 /* Before calltrace lets go of a child process: its patches out, its rings its own. */
 void inject_release_child(struct session *s, struct process *p, pid_t tid);
 
+/* Does the inject engine trace p (rather than the ptrace engine)? */
+bool inject_traces(const struct session *s, const struct process *p);
+/* A library was loaded at bias in p (stopped thread tid): breakpoints where its unwinder starts
+ * and ends a walk of the stack, if it has one (inject/unwind.h). */
+void inject_on_library(struct session *s, struct process *p, pid_t tid, const char *path,
+                       uint64_t bias);
+/* A BP_HOOK breakpoint at addr was hit by t: true when it was one of inject_on_library's. */
+bool inject_on_hook(struct session *s, struct thread *t, uint64_t addr);
+
 /* Calls the trampolines could not record (ring or shadow stack full, signal handlers inside a
  * trampoline, a vfork child's). */
 uint64_t inject_dropped_calls(const struct session *s);

@@ -1,0 +1,188 @@
+/* Unwinding through hooked frames: the real return addresses are back in the stack while
+ * libgcc's unwinder walks it (see unwind.h for when and why). */
+#include "inject/unwind.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/user.h>
+
+#include "arch/x86_64/inject_tramp.h"
+#include "inject/inject.h"
+#include "inject/space.h"
+#include "probe/breakpoints.h"
+#include "probe/memory.h"
+#include "symbols/elf_image.h"
+#include "util/log.h"
+
+static const struct {
+    const char *name;
+    enum unwind_hook_kind kind;
+} unwinder_entries[] = {
+    {"_Unwind_RaiseException", UNWIND_HOOK_UNWIND},    {"_Unwind_Resume", UNWIND_HOOK_UNWIND},
+    {"_Unwind_Resume_or_Rethrow", UNWIND_HOOK_UNWIND}, {"_Unwind_ForcedUnwind", UNWIND_HOOK_UNWIND},
+    {"_Unwind_Backtrace", UNWIND_HOOK_WALK},           {"__cxa_begin_catch", UNWIND_HOOK_CATCH},
+};
+#define NENTRIES (sizeof(unwinder_entries) / sizeof(*unwinder_entries))
+
+/* A shadow stack entry as the trampolines write it (inject_tramp.h). */
+struct shadow_entry {
+    uint64_t ret;
+    uint64_t slot;
+    uint64_t func;
+    uint64_t unused;
+};
+_Static_assert(sizeof(struct shadow_entry) == SHADOW_ENTRY_SIZE, "shadow entry layout");
+
+static struct inject_space *space_of(struct session *s, pid_t pid)
+{
+    return s->inject ? addr_map_get(&s->inject->spaces, (uint64_t)pid) : NULL;
+}
+
+bool inject_traces(const struct session *s, const struct process *p)
+{
+    return s->inject && addr_map_get(&s->inject->spaces, (uint64_t)p->pid);
+}
+
+static enum unwind_hook_kind hook_kind(const struct inject_space *sp, uint64_t addr)
+{
+    for (size_t i = 0; i < sp->nunwind_hooks; i++)
+        if (sp->unwind_hooks[i].addr == addr)
+            return sp->unwind_hooks[i].kind;
+    return 0;
+}
+
+static bool add_hook(struct session *s, struct process *p, struct inject_space *sp, pid_t tid,
+                     uint64_t addr, enum unwind_hook_kind kind)
+{
+    if (hook_kind(sp, addr))
+        return true;
+    if (sp->nunwind_hooks == UNWIND_HOOKS_MAX || !probe_insert_hook(s, p, tid, addr))
+        return false;
+    sp->unwind_hooks[sp->nunwind_hooks++] = (struct unwind_hook){addr, kind};
+    return true;
+}
+
+void inject_on_library(struct session *s, struct process *p, pid_t tid, const char *path,
+                       uint64_t bias)
+{
+    struct inject_space *sp = space_of(s, p->pid);
+    if (!sp)
+        return;
+    const char *names[NENTRIES];
+    uint64_t at[NENTRIES];
+    for (size_t i = 0; i < NENTRIES; i++)
+        names[i] = unwinder_entries[i].name;
+    if (elf_lookup_symbols(path, names, at, NENTRIES) < 0)
+        return;
+    for (size_t i = 0; i < NENTRIES; i++) {
+        if (!at[i])
+            continue;
+        if (!add_hook(s, p, sp, tid, at[i] + bias, unwinder_entries[i].kind))
+            err_msg("warning: --engine=inject: process %d: cannot watch %s in %s: an exception "
+                    "or stack walk through traced calls may fail; use --engine=ptrace",
+                    (int)p->pid, names[i], path);
+        else
+            dbg(DBG_ENGINE, 1, "%s: %s watched", path, names[i]);
+    }
+}
+
+/* The thread's shadow stack, as calltrace sees it in the shared region. */
+struct shadow_view {
+    uint8_t *ctl;
+    struct shadow_entry *base;
+    size_t depth;
+    uint64_t remote_base;
+};
+
+static bool shadow_of(const struct inject_space *sp, pid_t tid, struct shadow_view *v)
+{
+    int slot = space_slot_of(sp, tid);
+    if (slot < 0)
+        return false;
+    v->ctl = space_ctl(sp, slot);
+    v->remote_base = space_load(v->ctl, CTL_SHADOW_BASE);
+    uint64_t top = space_load(v->ctl, CTL_SHADOW_TOP);
+    if (top < v->remote_base || top - v->remote_base > SHADOW_SIZE ||
+        (top - v->remote_base) % SHADOW_ENTRY_SIZE)
+        return false; /* the program wrote over it: leave its stack alone */
+    v->base = (struct shadow_entry *)(v->ctl + CTL_SIZE);
+    v->depth = (top - v->remote_base) / SHADOW_ENTRY_SIZE;
+    return true;
+}
+
+/* Writes want into the return address slot at addr if it still holds expect. The newest entries
+ * come first: a tail call's entry (its ret is blob_exit) shares the slot of its caller's. */
+static void swap_slot(struct process *p, uint64_t addr, uint64_t expect, uint64_t want)
+{
+    uint64_t now;
+    if (mem_read(p->mem_fd, addr, &now, sizeof(now)) < 0 || now != expect)
+        return;
+    if (mem_write(p->mem_fd, addr, &want, sizeof(want)) < 0)
+        dbg(DBG_ENGINE, 1, "process %d: cannot write the return address at %#llx: %s", (int)p->pid,
+            (unsigned long long)addr, strerror(errno));
+}
+
+/* Every live hooked call of the thread (slot at or above rsp) returns to its real address. */
+static void unhook_returns(struct process *p, const struct inject_space *sp,
+                           const struct shadow_view *v, uint64_t rsp)
+{
+    for (size_t i = v->depth; i-- > 0;) {
+        const struct shadow_entry *e = &v->base[i];
+        if (e->ret != sp->blob_exit && e->slot >= rsp)
+            swap_slot(p, e->slot, sp->blob_exit, e->ret);
+    }
+}
+
+/* The walk is over and the frames below live_sp are gone: their entries go, without an exit,
+ * and the calls that are left return through the trampoline again. */
+static void rehook_returns(struct process *p, const struct inject_space *sp, struct shadow_view *v,
+                           uint64_t live_sp)
+{
+    size_t depth = v->depth;
+    while (depth > 0 && v->base[depth - 1].slot < live_sp)
+        depth--;
+    if (depth != v->depth) {
+        space_store(v->ctl, CTL_SHADOW_TOP, v->remote_base + depth * SHADOW_ENTRY_SIZE);
+        v->depth = depth;
+    }
+    for (size_t i = depth; i-- > 0;) {
+        const struct shadow_entry *e = &v->base[i];
+        if (e->ret != sp->blob_exit && e->slot >= live_sp)
+            swap_slot(p, e->slot, e->ret, sp->blob_exit);
+    }
+}
+
+bool inject_on_hook(struct session *s, struct thread *t, uint64_t addr)
+{
+    struct process *p = t->proc;
+    struct inject_space *sp = space_of(s, p->pid);
+    enum unwind_hook_kind kind = sp ? hook_kind(sp, addr) : 0;
+    if (!kind)
+        return false;
+    struct user_regs_struct regs;
+    struct shadow_view v;
+    if (ptrace(PTRACE_GETREGS, t->tid, 0, &regs) < 0 || !shadow_of(sp, t->tid, &v))
+        return true;
+    switch (kind) {
+    case UNWIND_HOOK_UNWIND:
+        unhook_returns(p, sp, &v, regs.rsp);
+        break;
+    case UNWIND_HOOK_WALK: {
+        unhook_returns(p, sp, &v, regs.rsp);
+        uint64_t ret;
+        if (mem_read(p->mem_fd, regs.rsp, &ret, sizeof(ret)) == 0 && ret != sp->blob_exit &&
+            !add_hook(s, p, sp, t->tid, ret, UNWIND_HOOK_WALK_DONE))
+            dbg(DBG_ENGINE, 1, "process %d: cannot watch the return of _Unwind_Backtrace at %#llx",
+                (int)p->pid, (unsigned long long)ret);
+        break;
+    }
+    case UNWIND_HOOK_WALK_DONE:
+        rehook_returns(p, sp, &v, regs.rsp);
+        break;
+    case UNWIND_HOOK_CATCH: /* its return address is in the handler's frame */
+        rehook_returns(p, sp, &v, regs.rsp + 8);
+        break;
+    }
+    return true;
+}

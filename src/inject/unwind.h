@@ -1,0 +1,40 @@
+/* Stack walks across hooked frames under the inject engine. A hooked call's return address
+ * slot holds the trampoline's exit (blob_exit), which has no unwind information: an unwinder
+ * reading the stack there would stop (backtrace) or call std::terminate (an exception). So
+ * calltrace stops the thread, with an ordinary breakpoint of the ptrace engine, where libgcc's
+ * unwinder starts a walk, puts the real return addresses back for it, and hooks the calls that
+ * survive the walk again where it ends:
+ *
+ *   _Unwind_RaiseException, _Unwind_Resume, _Unwind_Resume_or_Rethrow, _Unwind_ForcedUnwind
+ *        ──> every live hooked slot of the thread gets its real return address
+ *   __cxa_begin_catch (the handler runs, its frame's sp = rsp + 8)
+ *        ──> shadow entries below that sp were unwound: popped, no exit (the drain ends them as
+ *            it ends frames longjmp abandoned, like the ptrace engine); the others hooked again
+ *   _Unwind_Backtrace ──> real return addresses; a breakpoint where it returns hooks them again
+ *
+ * A forced unwind (pthread_cancel, pthread_exit) ends the thread: nothing to hook again. An
+ * exception nobody catches ends in std::terminate. The breakpoints go in whichever loaded object
+ * defines those functions (libgcc_s, libstdc++), found through the dynamic linker's list at
+ * start-up and at every dlopen (engine/libraries.c). One stop per unwinder call: the cost of a
+ * traced call does not change. */
+#ifndef CALLTRACE_INJECT_UNWIND_H
+#define CALLTRACE_INJECT_UNWIND_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define UNWIND_HOOKS_MAX 32
+
+enum unwind_hook_kind {
+    UNWIND_HOOK_UNWIND = 1, /* an unwinder entry point: real return addresses back */
+    UNWIND_HOOK_CATCH,      /* a handler starts: the survivors hooked again */
+    UNWIND_HOOK_WALK,       /* _Unwind_Backtrace: real return addresses until it returns */
+    UNWIND_HOOK_WALK_DONE,  /* where it returns to: hooked again */
+};
+
+struct unwind_hook {
+    uint64_t addr;
+    enum unwind_hook_kind kind;
+};
+
+#endif

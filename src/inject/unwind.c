@@ -3,6 +3,7 @@
 #include "inject/unwind.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/user.h>
@@ -134,15 +135,43 @@ static void unhook_returns(struct process *p, const struct inject_space *sp,
     }
 }
 
+/* Writes the exit event of e into the stopped thread's ring, as blob_exit would have. */
+static void write_exit(struct session *s, struct inject_space *sp, const struct shadow_view *v,
+                       const struct shadow_entry *e)
+{
+    uint64_t head = space_load(v->ctl, CTL_HEAD);
+    if (head - space_load(v->ctl, CTL_TAIL) > space_load(v->ctl, CTL_LIMIT)) {
+        inject_drain(s, false);
+        if (head - space_load(v->ctl, CTL_TAIL) > space_load(v->ctl, CTL_LIMIT)) {
+            space_store(v->ctl, CTL_DROPS, space_load(v->ctl, CTL_DROPS) + 1);
+            return;
+        }
+    }
+    uint8_t *at = v->ctl + CTL_SIZE + SHADOW_SIZE + (head & (sp->ring_size - 1));
+    struct inject_event ev = {.tsc = s->now,
+                              .slot = e->slot,
+                              .ret = e->ret,
+                              .func = (uint32_t)e->func | INJECT_EVENT_EXIT};
+    memcpy(at, &ev, offsetof(struct inject_event, stamp));
+    __atomic_store_n((uint32_t *)(at + offsetof(struct inject_event, stamp)),
+                     (uint32_t)(head / EVENT_SIZE) + 1, __ATOMIC_RELEASE);
+    space_store(v->ctl, CTL_HEAD, head + EVENT_SIZE);
+}
+
 /* The walk is over and the frames below live_sp are gone: their entries go, without an exit,
- * and the calls that are left return through the trampoline again. */
-static void rehook_returns(struct process *p, const struct inject_space *sp, struct shadow_view *v,
-                           uint64_t live_sp)
+ * and the calls that are left return through the trampoline again. Except that a handler whose
+ * landing pad is the return address of the call it catches from (a callee that never returns
+ * normally) is reached there: the ptrace engine sees that call return, and so must this one. */
+static void rehook_returns(struct session *s, struct process *p, struct inject_space *sp,
+                           struct shadow_view *v, uint64_t live_sp, uint64_t landing_pad)
 {
     size_t depth = v->depth;
     while (depth > 0 && v->base[depth - 1].slot < live_sp)
         depth--;
     if (depth != v->depth) {
+        const struct shadow_entry *outermost = &v->base[depth];
+        if (landing_pad && outermost->ret == landing_pad && outermost->slot + 8 == live_sp)
+            write_exit(s, sp, v, outermost);
         space_store(v->ctl, CTL_SHADOW_TOP, v->remote_base + depth * SHADOW_ENTRY_SIZE);
         v->depth = depth;
     }
@@ -151,6 +180,26 @@ static void rehook_returns(struct process *p, const struct inject_space *sp, str
         if (e->ret != sp->blob_exit && e->slot >= live_sp)
             swap_slot(p, e->slot, e->ret, sp->blob_exit);
     }
+}
+
+/* The exception class of libstdc++'s exceptions (the Itanium C++ ABI's __cxa_exception), and of
+ * those std::rethrow_exception throws (__cxa_dependent_exception): "GNUCC++\0", "GNUCC++\1". */
+#define GXX_EXCEPTION_CLASS 0x474e5543432b2b00ull
+#define GXX_DEPENDENT_EXCEPTION_CLASS 0x474e5543432b2b01ull
+/* Where, before the _Unwind_Exception header, the personality keeps the handler's landing pad
+ * from the search phase to the cleanup phase (catchTemp, then adjustedPtr, then the header). */
+#define GXX_CATCH_TEMP_OFFSET 16
+
+/* The landing pad of the handler __cxa_begin_catch is called from, or 0 when unknown (not a C++
+ * exception: a forced unwind caught by catch (...)). */
+static uint64_t landing_pad(const struct process *p, uint64_t unwind_header)
+{
+    uint64_t cls, pad;
+    if (mem_read(p->mem_fd, unwind_header, &cls, sizeof(cls)) < 0 ||
+        (cls != GXX_EXCEPTION_CLASS && cls != GXX_DEPENDENT_EXCEPTION_CLASS) ||
+        mem_read(p->mem_fd, unwind_header - GXX_CATCH_TEMP_OFFSET, &pad, sizeof(pad)) < 0)
+        return 0;
+    return pad;
 }
 
 bool inject_on_hook(struct session *s, struct thread *t, uint64_t addr)
@@ -178,10 +227,10 @@ bool inject_on_hook(struct session *s, struct thread *t, uint64_t addr)
         break;
     }
     case UNWIND_HOOK_WALK_DONE:
-        rehook_returns(p, sp, &v, regs.rsp);
+        rehook_returns(s, p, sp, &v, regs.rsp, 0);
         break;
     case UNWIND_HOOK_CATCH: /* its return address is in the handler's frame */
-        rehook_returns(p, sp, &v, regs.rsp + 8);
+        rehook_returns(s, p, sp, &v, regs.rsp + 8, landing_pad(p, regs.rdi));
         break;
     }
     return true;

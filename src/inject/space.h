@@ -45,6 +45,10 @@ struct inject_space {
     bool corrupt_reported;
     struct unwind_hook unwind_hooks[UNWIND_HOOKS_MAX]; /* breakpoints of inject/unwind.c */
     size_t nunwind_hooks;
+    uint32_t slot_unwinding[REGION_SLOTS];    /* exceptions thrown, not caught yet (unwind.c) */
+    uint64_t resume_addrs[UNWIND_RESUME_MAX]; /* _Unwind_Resume, hooked once needed */
+    size_t nresume_addrs;
+    bool resume_hooked;
 };
 
 /* Creates the region and maps it into p through the stopped thread via; path_addr: where in p

@@ -20,9 +20,9 @@ static const struct {
     const char *name;
     enum unwind_hook_kind kind;
 } unwinder_entries[] = {
-    {"_Unwind_RaiseException", UNWIND_HOOK_UNWIND},    {"_Unwind_Resume", UNWIND_HOOK_UNWIND},
-    {"_Unwind_Resume_or_Rethrow", UNWIND_HOOK_UNWIND}, {"_Unwind_ForcedUnwind", UNWIND_HOOK_UNWIND},
-    {"_Unwind_Backtrace", UNWIND_HOOK_WALK},           {"__cxa_begin_catch", UNWIND_HOOK_CATCH},
+    {"_Unwind_RaiseException", UNWIND_HOOK_THROW}, {"_Unwind_Resume_or_Rethrow", UNWIND_HOOK_THROW},
+    {"_Unwind_ForcedUnwind", UNWIND_HOOK_THROW},   {"_Unwind_Resume", UNWIND_HOOK_RESUME},
+    {"_Unwind_Backtrace", UNWIND_HOOK_WALK},       {"__cxa_begin_catch", UNWIND_HOOK_CATCH},
 };
 #define NENTRIES (sizeof(unwinder_entries) / sizeof(*unwinder_entries))
 
@@ -79,6 +79,11 @@ void inject_on_library(struct session *s, struct process *p, pid_t tid, const ch
     for (size_t i = 0; i < NENTRIES; i++) {
         if (!at[i])
             continue;
+        if (unwinder_entries[i].kind == UNWIND_HOOK_RESUME) { /* see need_resume_hooks */
+            if (sp->nresume_addrs < UNWIND_RESUME_MAX)
+                sp->resume_addrs[sp->nresume_addrs++] = at[i] + bias;
+            continue;
+        }
         if (!add_hook(s, p, sp, tid, at[i] + bias, unwinder_entries[i].kind))
             err_msg("warning: --engine=inject: process %d: cannot watch %s in %s: an exception "
                     "or stack walk through traced calls may fail; use --engine=ptrace",
@@ -90,6 +95,7 @@ void inject_on_library(struct session *s, struct process *p, pid_t tid, const ch
 
 /* The thread's shadow stack, as calltrace sees it in the shared region. */
 struct shadow_view {
+    int slot;
     uint8_t *ctl;
     struct shadow_entry *base;
     size_t depth;
@@ -101,6 +107,7 @@ static bool shadow_of(const struct inject_space *sp, pid_t tid, struct shadow_vi
     int slot = space_slot_of(sp, tid);
     if (slot < 0)
         return false;
+    v->slot = slot;
     v->ctl = space_ctl(sp, slot);
     v->remote_base = space_load(v->ctl, CTL_SHADOW_BASE);
     uint64_t top = space_load(v->ctl, CTL_SHADOW_TOP);
@@ -202,6 +209,26 @@ static uint64_t landing_pad(const struct process *p, uint64_t unwind_header)
     return pad;
 }
 
+/* _Unwind_Resume continues an unwinding after a cleanup (a destructor) ran; the return addresses
+ * are still real then, unless the cleanup hooked them again: it caught an exception of its own,
+ * or walked the stack. Only then does _Unwind_Resume need a stop, from then on. */
+static void need_resume_hooks(struct session *s, struct process *p, struct inject_space *sp,
+                              const struct shadow_view *v, pid_t tid)
+{
+    if (!sp->slot_unwinding[v->slot] || sp->resume_hooked)
+        return;
+    sp->resume_hooked = true;
+    dbg(DBG_ENGINE, 1,
+        "process %d: a cleanup caught an exception or walked the stack: "
+        "_Unwind_Resume watched from now on",
+        (int)p->pid);
+    for (size_t i = 0; i < sp->nresume_addrs; i++)
+        if (!add_hook(s, p, sp, tid, sp->resume_addrs[i], UNWIND_HOOK_RESUME))
+            err_msg("warning: --engine=inject: process %d: cannot watch _Unwind_Resume: an "
+                    "exception through traced calls may fail; use --engine=ptrace",
+                    (int)p->pid);
+}
+
 bool inject_on_hook(struct session *s, struct thread *t, uint64_t addr)
 {
     struct process *p = t->proc;
@@ -214,7 +241,11 @@ bool inject_on_hook(struct session *s, struct thread *t, uint64_t addr)
     if (ptrace(PTRACE_GETREGS, t->tid, 0, &regs) < 0 || !shadow_of(sp, t->tid, &v))
         return true;
     switch (kind) {
-    case UNWIND_HOOK_UNWIND:
+    case UNWIND_HOOK_THROW:
+        sp->slot_unwinding[v.slot]++;
+        unhook_returns(p, sp, &v, regs.rsp);
+        break;
+    case UNWIND_HOOK_RESUME:
         unhook_returns(p, sp, &v, regs.rsp);
         break;
     case UNWIND_HOOK_WALK: {
@@ -228,9 +259,13 @@ bool inject_on_hook(struct session *s, struct thread *t, uint64_t addr)
     }
     case UNWIND_HOOK_WALK_DONE:
         rehook_returns(s, p, sp, &v, regs.rsp, 0);
+        need_resume_hooks(s, p, sp, &v, t->tid);
         break;
     case UNWIND_HOOK_CATCH: /* its return address is in the handler's frame */
+        if (sp->slot_unwinding[v.slot])
+            sp->slot_unwinding[v.slot]--;
         rehook_returns(s, p, sp, &v, regs.rsp + 8, landing_pad(p, regs.rdi));
+        need_resume_hooks(s, p, sp, &v, t->tid);
         break;
     }
     return true;

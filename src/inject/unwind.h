@@ -5,8 +5,10 @@
  * unwinder starts a walk, puts the real return addresses back for it, and hooks the calls that
  * survive the walk again where it ends:
  *
- *   _Unwind_RaiseException, _Unwind_Resume, _Unwind_Resume_or_Rethrow, _Unwind_ForcedUnwind
+ *   _Unwind_RaiseException, _Unwind_Resume_or_Rethrow, _Unwind_ForcedUnwind
  *        ──> every live hooked slot of the thread gets its real return address
+ *   _Unwind_Resume (after a cleanup) ──> the same, once a cleanup has caught an exception of its
+ *        own or walked the stack (so hooked again) in the process: until then, no stop
  *   __cxa_begin_catch (the handler runs, its frame's sp = rsp + 8)
  *        ──> shadow entries below that sp were unwound: popped, no exit (the drain ends them as
  *            it ends frames longjmp abandoned, like the ptrace engine); the others hooked again
@@ -15,8 +17,8 @@
  * A forced unwind (pthread_cancel, pthread_exit) ends the thread: nothing to hook again. An
  * exception nobody catches ends in std::terminate. The breakpoints go in whichever loaded object
  * defines those functions (libgcc_s, libstdc++), found through the dynamic linker's list at
- * start-up and at every dlopen (engine/libraries.c). One stop per unwinder call: the cost of a
- * traced call does not change. */
+ * start-up and at every dlopen (engine/libraries.c). Two stops per exception (throw, catch), one
+ * per backtrace: the cost of a traced call does not change. */
 #ifndef CALLTRACE_INJECT_UNWIND_H
 #define CALLTRACE_INJECT_UNWIND_H
 
@@ -25,11 +27,14 @@
 
 #define UNWIND_HOOKS_MAX 32
 
+#define UNWIND_RESUME_MAX 4
+
 enum unwind_hook_kind {
-    UNWIND_HOOK_UNWIND = 1, /* an unwinder entry point: real return addresses back */
-    UNWIND_HOOK_CATCH,      /* a handler starts: the survivors hooked again */
-    UNWIND_HOOK_WALK,       /* _Unwind_Backtrace: real return addresses until it returns */
-    UNWIND_HOOK_WALK_DONE,  /* where it returns to: hooked again */
+    UNWIND_HOOK_THROW = 1, /* an unwinding starts: real return addresses back */
+    UNWIND_HOOK_RESUME,    /* it goes on after a cleanup: the same, only if needed (unwind.c) */
+    UNWIND_HOOK_CATCH,     /* a handler starts: the survivors hooked again */
+    UNWIND_HOOK_WALK,      /* _Unwind_Backtrace: real return addresses until it returns */
+    UNWIND_HOOK_WALK_DONE, /* where it returns to: hooked again */
 };
 
 struct unwind_hook {

@@ -13,8 +13,9 @@
  * What it does not do yet falls back or is said: forked children are traced by the ptrace
  * engine until they exec (one line),
  * functions it cannot patch safely are counted (-v says why), programs it cannot handle
- * (static, not glibc, C++ exceptions, backtrace(), swapcontext) are traced by the ptrace
- * engine instead. */
+ * (static, not glibc, swapcontext) are traced by the ptrace engine instead. C++ exceptions,
+ * thread cancellation and backtrace() cross hooked frames with a stop where the unwinder starts
+ * and ends (inject/unwind.h). */
 #ifndef CALLTRACE_INJECT_INJECT_H
 #define CALLTRACE_INJECT_INJECT_H
 
@@ -46,8 +47,8 @@ struct inject_engine {
 struct inject_engine *inject_engine_new(size_t ring_size);
 void inject_engine_free(struct inject_engine *e);
 
-/* Why the inject engine cannot trace this image yet (static, not glibc, C++ exceptions,
- * backtrace, swapcontext), or NULL when it can. */
+/* Why the inject engine cannot trace this image yet (static, not glibc, swapcontext), or NULL
+ * when it can. */
 const char *inject_image_unsupported(const char *path);
 
 /* Sets up the shared region and code in p (stopped thread via; at an exec, all its other

@@ -6,7 +6,8 @@
 # backtrace() from inside traced calls, in C++ and in C (where the C library loads libgcc_s only
 # when it first walks the stack). The program's output (its backtraces included) is the same as
 # untraced, its counters match the trace, and both engines give the same tree: the inject
-# engine handles these itself (no line saying the ptrace engine traces it instead).
+# engine handles these itself (no line saying the ptrace engine traces it instead), except with
+# an unwinder linked into the executable, which it hands to the ptrace engine, saying so.
 source "$(dirname "$0")/../lib/testlib.sh"
 require_calltrace
 
@@ -84,3 +85,10 @@ for opt in O0 O2; do
     deep_backtrace
     chk check-parent leaf walk
 done
+
+# An unwinder linked into the executable cannot be stopped at: the ptrace engine traces it.
+CTX="[unwind, static libgcc and libstdc++, --engine=inject]"
+build unwind O2 -static-libgcc -static-libstdc++
+CALLTRACE_ENGINE=inject standard_case "$BIN"
+grep -q 'an unwinder linked into the executable .* it is traced by the ptrace engine' "$CT_ERR" ||
+    fail "no line says the ptrace engine traces it: $(cat "$CT_ERR")"

@@ -11,6 +11,7 @@
 #include "arch/x86_64/inject_tramp.h"
 #include "inject/inject.h"
 #include "inject/space.h"
+#include "probe/addrspace.h"
 #include "probe/breakpoints.h"
 #include "probe/memory.h"
 #include "symbols/elf_image.h"
@@ -56,11 +57,18 @@ static enum unwind_hook_kind hook_kind(const struct inject_space *sp, uint64_t a
 static bool add_hook(struct session *s, struct process *p, struct inject_space *sp, pid_t tid,
                      uint64_t addr, enum unwind_hook_kind kind)
 {
-    if (hook_kind(sp, addr))
+    const struct breakpoint *bp = breakpoint_at(p->as, addr);
+    enum unwind_hook_kind known = hook_kind(sp, addr);
+    if (known && bp && (bp->kinds & BP_HOOK))
         return true;
-    if (sp->nunwind_hooks == UNWIND_HOOKS_MAX || !probe_insert_hook(s, p, tid, addr))
+    /* not there any more: its library was unloaded, and what is mapped there now is another */
+    if ((!known && sp->nunwind_hooks == UNWIND_HOOKS_MAX) || !probe_insert_hook(s, p, tid, addr))
         return false;
-    sp->unwind_hooks[sp->nunwind_hooks++] = (struct unwind_hook){addr, kind};
+    if (!known)
+        sp->unwind_hooks[sp->nunwind_hooks++] = (struct unwind_hook){addr, kind};
+    for (size_t i = 0; i < sp->nunwind_hooks; i++)
+        if (sp->unwind_hooks[i].addr == addr)
+            sp->unwind_hooks[i].kind = kind;
     return true;
 }
 

@@ -173,19 +173,21 @@ static void write_exit(struct session *s, struct inject_space *sp, const struct 
     space_store(v->ctl, CTL_HEAD, head + EVENT_SIZE);
 }
 
-/* The walk is over and the frames below live_sp are gone: their entries go, without an exit,
- * and the calls that are left return through the trampoline again. Except that a handler whose
- * landing pad is the return address of the call it catches from (a callee that never returns
- * normally) is reached there: the ptrace engine sees that call return, and so must this one. */
+/* The walk is over, the thread is at reached with live_sp, and the frames below live_sp are
+ * gone: their entries go, without an exit, and the calls that are left return through the
+ * trampoline again. Except that when reached is the return address of the outermost call gone,
+ * with its stack pointer (a handler whose landing pad follows a call that never returns
+ * normally, a traced function that tail-called _Unwind_Backtrace), the ptrace engine sees that
+ * call return there, and so must this one. */
 static void rehook_returns(struct session *s, struct process *p, struct inject_space *sp,
-                           struct shadow_view *v, uint64_t live_sp, uint64_t landing_pad)
+                           struct shadow_view *v, uint64_t live_sp, uint64_t reached)
 {
     size_t depth = v->depth;
     while (depth > 0 && v->base[depth - 1].slot < live_sp)
         depth--;
     if (depth != v->depth) {
         const struct shadow_entry *outermost = &v->base[depth];
-        if (landing_pad && outermost->ret == landing_pad && outermost->slot + 8 == live_sp)
+        if (reached && outermost->ret == reached && outermost->slot + 8 == live_sp)
             write_exit(s, sp, v, outermost);
         space_store(v->ctl, CTL_SHADOW_TOP, v->remote_base + depth * SHADOW_ENTRY_SIZE);
         v->depth = depth;
@@ -237,6 +239,20 @@ static void need_resume_hooks(struct session *s, struct process *p, struct injec
                     (int)p->pid);
 }
 
+/* Where _Unwind_Backtrace returns to, entered with rsp: the real address when a traced function
+ * called it by a tail call (the slot then holds blob_exit), or 0. */
+static uint64_t walk_return(const struct process *p, const struct inject_space *sp,
+                            const struct shadow_view *v, uint64_t rsp)
+{
+    uint64_t ret;
+    if (mem_read(p->mem_fd, rsp, &ret, sizeof(ret)) < 0)
+        return 0;
+    for (size_t i = v->depth; ret == sp->blob_exit && i-- > 0;)
+        if (v->base[i].slot == rsp && v->base[i].ret != sp->blob_exit)
+            ret = v->base[i].ret;
+    return ret == sp->blob_exit ? 0 : ret;
+}
+
 bool inject_on_hook(struct session *s, struct thread *t, uint64_t addr)
 {
     struct process *p = t->proc;
@@ -257,16 +273,18 @@ bool inject_on_hook(struct session *s, struct thread *t, uint64_t addr)
         unhook_returns(p, sp, &v, regs.rsp);
         break;
     case UNWIND_HOOK_WALK: {
-        unhook_returns(p, sp, &v, regs.rsp);
-        uint64_t ret;
-        if (mem_read(p->mem_fd, regs.rsp, &ret, sizeof(ret)) == 0 && ret != sp->blob_exit &&
-            !add_hook(s, p, sp, t->tid, ret, UNWIND_HOOK_WALK_DONE))
+        /* hooked again where it returns; if that cannot be, the walk stops at the first hooked
+         * frame, but every traced call still returns through calltrace */
+        uint64_t ret = walk_return(p, sp, &v, regs.rsp);
+        if (ret && add_hook(s, p, sp, t->tid, ret, UNWIND_HOOK_WALK_DONE))
+            unhook_returns(p, sp, &v, regs.rsp);
+        else
             dbg(DBG_ENGINE, 1, "process %d: cannot watch the return of _Unwind_Backtrace at %#llx",
                 (int)p->pid, (unsigned long long)ret);
         break;
     }
     case UNWIND_HOOK_WALK_DONE:
-        rehook_returns(s, p, sp, &v, regs.rsp, 0);
+        rehook_returns(s, p, sp, &v, regs.rsp, addr);
         need_resume_hooks(s, p, sp, &v, t->tid);
         break;
     case UNWIND_HOOK_CATCH: /* its return address is in the handler's frame */

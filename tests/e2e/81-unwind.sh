@@ -83,7 +83,8 @@ for opt in O0 O2; do
     UNFINISHED=(cancelled stuck stuck stuck stuck)
     run_both "stackwalk -$opt" "$BIN"
     deep_backtrace
-    chk check-parent leaf walk
+    chk check-parent leaf walk main
+    chk check-parent count_frame walk_direct
 done
 
 # An unwinder linked into the executable cannot be stopped at: the ptrace engine traces it.

@@ -1,7 +1,8 @@
 /* Stack walks in a C program, whose unwinder (libgcc_s) the C library loads only when it first
  * needs it: backtrace() from inside traced calls, printed relative to each object (the same
- * traced and untraced), and a thread cancelled inside traced calls (a forced unwind), then
- * calls returning normally again. Every traced function counts its calls. */
+ * traced and untraced; and libgcc's _Unwind_Backtrace called directly), and a thread cancelled
+ * inside traced calls (a forced unwind), then calls returning normally again. Every traced function
+ * counts its calls. */
 #include "common.h"
 
 #include <execinfo.h>
@@ -10,8 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <unwind.h>
 
-static unsigned long n_show, n_walk, n_stuck, n_leaf;
+static unsigned long n_show, n_walk, n_stuck, n_leaf, n_direct;
 static volatile int sink;
 
 TRACED void show(void)
@@ -27,6 +29,20 @@ TRACED void show(void)
         printf("  %.*s\n", len, at ? at + 1 : names[i]);
     }
     free(names);
+}
+
+static _Unwind_Reason_Code count_frame(struct _Unwind_Context *context, void *frames)
+{
+    (void)context;
+    ++*(int *)frames;
+    return _URC_NO_REASON;
+}
+
+/* libgcc's walk called directly, by a tail call at -O2: it returns to this call's caller. */
+TRACED _Unwind_Reason_Code walk_direct(int *frames)
+{
+    COUNT(n_direct);
+    return _Unwind_Backtrace(count_frame, frames);
 }
 
 TRACED void leaf(int n)
@@ -83,9 +99,14 @@ int main(void)
     pthread_join(t, &r);
     printf("cancelled %s\n", r == PTHREAD_CANCELED ? "yes" : "no");
     walk(2);
+    int frames = 0;
+    walk_direct(&frames);
+    printf("_Unwind_Backtrace: %d frames\n", frames);
+    leaf(9);
     PRINT_COUNT("show", n_show);
     PRINT_COUNT("walk", n_walk);
     PRINT_COUNT("leaf", n_leaf);
     PRINT_COUNT("stuck", n_stuck);
+    PRINT_COUNT("walk_direct", n_direct);
     return 0;
 }

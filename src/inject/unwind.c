@@ -139,15 +139,30 @@ static void swap_slot(struct process *p, uint64_t addr, uint64_t expect, uint64_
             (unsigned long long)addr, strerror(errno));
 }
 
-/* Every live hooked call of the thread (slot at or above rsp) returns to its real address. */
+/* Every live hooked call of a thread (slot at or above rsp) returns to its real address. */
+static void unhook_entries(struct process *p, uint64_t blob_exit, const struct shadow_entry *base,
+                           size_t depth, uint64_t rsp)
+{
+    for (size_t i = depth; i-- > 0;) {
+        const struct shadow_entry *e = &base[i];
+        if (e->ret != blob_exit && e->slot >= rsp)
+            swap_slot(p, e->slot, blob_exit, e->ret);
+    }
+}
+
 static void unhook_returns(struct process *p, const struct inject_space *sp,
                            const struct shadow_view *v, uint64_t rsp)
 {
-    for (size_t i = v->depth; i-- > 0;) {
-        const struct shadow_entry *e = &v->base[i];
-        if (e->ret != sp->blob_exit && e->slot >= rsp)
-            swap_slot(p, e->slot, sp->blob_exit, e->ret);
-    }
+    unhook_entries(p, sp->blob_exit, v->base, v->depth, rsp);
+}
+
+void inject_unhook_inherited(struct process *p, pid_t tid, uint64_t blob_exit, const void *shadow,
+                             size_t len)
+{
+    struct user_regs_struct regs;
+    if (ptrace(PTRACE_GETREGS, tid, 0, &regs) < 0)
+        return;
+    unhook_entries(p, blob_exit, shadow, len / SHADOW_ENTRY_SIZE, regs.rsp);
 }
 
 /* Writes the exit event of e into the stopped thread's ring, as blob_exit would have. */

@@ -23,7 +23,11 @@
 #define CALLTRACE_INJECT_UNWIND_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
+
+struct process;
 
 #define UNWIND_HOOKS_MAX 32
 
@@ -41,5 +45,11 @@ struct unwind_hook {
     uint64_t addr;
     enum unwind_hook_kind kind;
 };
+
+/* A forked child, stopped (thread tid), leaves the inject engine: the calls it inherited from the
+ * thread that forked, hooked in the parent (shadow: a copy of that thread's shadow stack, len
+ * bytes), return to their real addresses, so that the child can unwind through them too. */
+void inject_unhook_inherited(struct process *p, pid_t tid, uint64_t blob_exit, const void *shadow,
+                             size_t len);
 
 #endif

@@ -2,7 +2,8 @@
 # Unwinding through traced frames, under both engines: C++ exceptions (destructors that call
 # traced functions, rethrow, nested try, catch (...), a throw from a qsort comparator, a throw
 # caught inside a destructor run by another unwinding, frames that go on and return normally
-# after a catch), threads throwing at once, a thread cancelled inside traced frames, and
+# after a catch), threads throwing at once, a thread cancelled inside traced frames, a forked
+# child throwing through the calls it inherited, and
 # backtrace() from inside traced calls, in C++ and in C (where the C library loads libgcc_s only
 # when it first walks the stack). The program's output (its backtraces included) is the same as
 # untraced, its counters match the trace, and both engines give the same tree: the inject
@@ -38,7 +39,7 @@ run_both() {
         CTX="[$name, --engine=$engine]"
         CALLTRACE_ENGINE=$engine standard_case "$@"
         chk check-unfinished "${UNFINISHED[@]}"
-        if grep -q 'traced by the ptrace engine' "$CT_ERR"; then
+        if grep -q 'it is traced by the ptrace engine' "$CT_ERR"; then
             fail "the inject engine handed it to the ptrace engine: $(cat "$CT_ERR")"
         fi
         tree_shape "$CT_DIR" "$T/$name.$engine.tree"
@@ -78,6 +79,10 @@ for opt in O0 O2; do
     chk check-per-tid 'catch_all(int)' 40 40 40 40
     chk check-per-tid 'stuck(int)' 3
     grep -q '^cancelled yes$' "$CT_OUT" || fail "the thread was not cancelled: $(cat "$CT_OUT")"
+
+    UNFINISHED=(--may 'dive(int)') # unfinished if no traced call follows the catch (-O2)
+    run_both "unwind fork -$opt" "$BIN" fork
+    grep -q '^child status 7$' "$CT_OUT" || fail "the child did not catch: $(cat "$CT_OUT")"
 
     build stackwalk "$opt"
     UNFINISHED=(cancelled stuck stuck stuck stuck)

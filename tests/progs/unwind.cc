@@ -2,7 +2,8 @@
 // rethrown, nested, caught by catch(...), thrown from a qsort comparator, thrown and caught
 // inside a destructor that runs during another unwinding), frames that go on normally after
 // catching, backtrace() from deep inside traced calls, and, with "threads", threads throwing at
-// once and a thread cancelled inside traced frames. Every traced function counts its calls.
+// once and a thread cancelled inside traced frames, and with "fork", a forked child throwing
+// through the traced calls it inherited. Every traced function counts its calls.
 #include "common.h"
 
 #include <execinfo.h>
@@ -11,10 +12,12 @@
 #include <stdexcept>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static unsigned long n_note, n_ctor, n_dtor, n_dive, n_relay, n_catch_all, n_inner, n_careful,
-    n_careful_dtor, n_compare, n_sorter, n_survivor, n_after, n_outer, n_walk, n_show, n_stuck;
+    n_careful_dtor, n_compare, n_sorter, n_survivor, n_after, n_outer, n_walk, n_show, n_stuck,
+    n_spawn;
 static volatile int sink;
 
 TRACED void note(int v)
@@ -264,12 +267,8 @@ static void threads(void)
     printf("cancelled %s\n", r == PTHREAD_CANCELED ? "yes" : "no");
 }
 
-int main(int argc, char **argv)
+static void print_counts(void)
 {
-    if (argc > 1 && strcmp(argv[1], "threads") == 0)
-        threads();
-    else
-        single();
     PRINT_COUNT("note(int)", n_note);
     PRINT_COUNT("Guard::Guard(int)", n_ctor);
     PRINT_COUNT("Guard::~Guard()", n_dtor);
@@ -287,5 +286,45 @@ int main(int argc, char **argv)
     PRINT_COUNT("walk(int)", n_walk);
     PRINT_COUNT("show()", n_show);
     PRINT_COUNT("stuck(int)", n_stuck);
+    PRINT_COUNT("spawn()", n_spawn);
+}
+
+// A forked child throws through the traced calls it inherited from its parent.
+TRACED int spawn(void)
+{
+    COUNT(n_spawn);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dive(2);
+        return 0;
+    }
+    int status;
+    if (pid < 0 || waitpid(pid, &status, 0) != pid)
+        abort();
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 100 + WTERMSIG(status);
+}
+
+static void forked(void)
+{
+    try {
+        int status = spawn();
+        printf("child status %d\n", status);
+    } catch (const std::runtime_error &) {
+        print_counts(); // the child's: its calls, and the one it inherited
+        fflush(stdout);
+        _exit(7);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "threads") == 0)
+        threads();
+    else if (argc > 1 && strcmp(argv[1], "fork") == 0)
+        forked();
+    else
+        single();
+    if (argc < 2 || strcmp(argv[1], "fork") != 0)
+        print_counts();
     return 0;
 }

@@ -2,14 +2,15 @@
  * libgcc's unwinder walks it (see unwind.h for when and why). */
 #include "inject/unwind.h"
 
-#include <errno.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/user.h>
 
 #include "arch/x86_64/inject_tramp.h"
 #include "inject/inject.h"
+#include "inject/return_slots.h"
 #include "inject/space.h"
 #include "probe/addrspace.h"
 #include "probe/breakpoints.h"
@@ -127,27 +128,34 @@ static bool shadow_of(const struct inject_space *sp, pid_t tid, struct shadow_vi
     return true;
 }
 
-/* Writes want into the return address slot at addr if it still holds expect. The newest entries
- * come first: a tail call's entry (its ret is blob_exit) shares the slot of its caller's. */
-static void swap_slot(struct process *p, uint64_t addr, uint64_t expect, uint64_t want)
+/* Swaps the return address slots of the live entries (slot at or above rsp; their ret not
+ * blob_exit: a tail call's entry shares its caller's slot), newest first, from blob_exit to their
+ * real return address (unhook) or back (rehook). */
+static void swap_entries(struct process *p, uint64_t blob_exit, const struct shadow_entry *base,
+                         size_t depth, uint64_t rsp, bool unhook)
 {
-    uint64_t now;
-    if (mem_read(p->mem_fd, addr, &now, sizeof(now)) < 0 || now != expect)
+    struct slot_swap *swaps = malloc((depth ? depth : 1) * sizeof(*swaps));
+    if (!swaps) {
+        err_msg("--engine=inject: out of memory");
         return;
-    if (mem_write(p->mem_fd, addr, &want, sizeof(want)) < 0)
-        dbg(DBG_ENGINE, 1, "process %d: cannot write the return address at %#llx: %s", (int)p->pid,
-            (unsigned long long)addr, strerror(errno));
+    }
+    size_t n = 0;
+    for (size_t i = depth; i-- > 0;) {
+        const struct shadow_entry *e = &base[i];
+        if (e->ret == blob_exit || e->slot < rsp)
+            continue;
+        swaps[n++] = unhook ? (struct slot_swap){e->slot, blob_exit, e->ret}
+                            : (struct slot_swap){e->slot, e->ret, blob_exit};
+    }
+    return_slots_swap(p->pid, p->mem_fd, swaps, n);
+    free(swaps);
 }
 
-/* Every live hooked call of a thread (slot at or above rsp) returns to its real address. */
+/* Every live hooked call of a thread returns to its real address. */
 static void unhook_entries(struct process *p, uint64_t blob_exit, const struct shadow_entry *base,
                            size_t depth, uint64_t rsp)
 {
-    for (size_t i = depth; i-- > 0;) {
-        const struct shadow_entry *e = &base[i];
-        if (e->ret != blob_exit && e->slot >= rsp)
-            swap_slot(p, e->slot, blob_exit, e->ret);
-    }
+    swap_entries(p, blob_exit, base, depth, rsp, true);
 }
 
 static void unhook_returns(struct process *p, const struct inject_space *sp,
@@ -207,11 +215,7 @@ static void rehook_returns(struct session *s, struct process *p, struct inject_s
         space_store(v->ctl, CTL_SHADOW_TOP, v->remote_base + depth * SHADOW_ENTRY_SIZE);
         v->depth = depth;
     }
-    for (size_t i = depth; i-- > 0;) {
-        const struct shadow_entry *e = &v->base[i];
-        if (e->ret != sp->blob_exit && e->slot >= live_sp)
-            swap_slot(p, e->slot, e->ret, sp->blob_exit);
-    }
+    swap_entries(p, sp->blob_exit, v->base, depth, live_sp, false);
 }
 
 /* The exception class of libstdc++'s exceptions (the Itanium C++ ABI's __cxa_exception), and of

@@ -17,8 +17,14 @@
  * A forced unwind (pthread_cancel, pthread_exit) ends the thread: nothing to hook again. An
  * exception nobody catches ends in std::terminate. The breakpoints go in whichever loaded object
  * defines those functions (libgcc_s, libstdc++), found through the dynamic linker's list at
- * start-up and at every dlopen (engine/libraries.c). Two stops per exception (throw, catch), one
- * per backtrace: the cost of a traced call does not change. */
+ * start-up and at every dlopen (engine/libraries.c). Two stops per exception (throw, catch) and
+ * per backtrace (call, return): the cost of a traced call does not change.
+ *
+ * Why not unwind information for blob_exit (__register_frame)? Its CFI would have to find the
+ * real return address in the thread's shadow stack, which only fs:[INJECT_TCB_SLOT] leads to,
+ * and a DWARF expression cannot read fs (libgcc's unwinder knows registers 0-16 only); searching
+ * every thread's shadow stack from an expression would be slow and racy, and the frames would
+ * have to be registered in each unwinder (libgcc_s loaded late, static copies). */
 #ifndef CALLTRACE_INJECT_UNWIND_H
 #define CALLTRACE_INJECT_UNWIND_H
 

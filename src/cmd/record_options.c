@@ -80,7 +80,7 @@ static void usage(FILE *f)
           "                     everything; inject: records inside the program through\n"
           "                     patched entries, ~1000x faster; launch only; forked\n"
           "                     children until they exec, and programs it cannot handle\n"
-          "                     yet (static, C++ exceptions, backtrace) fall back to ptrace\n"
+          "                     yet (static, swapcontext) fall back to ptrace\n"
           "      --buffer-size N  with --engine=inject: each thread's ring, in bytes (K, M\n"
           "                     suffixes; default 8M); a thread with a full ring waits for\n"
           "                     calltrace, at most 200 ms, then drops calls and says so\n"

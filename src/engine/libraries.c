@@ -24,6 +24,7 @@
 #include <bsd/string.h>
 
 #include "engine/engine.h"
+#include "inject/inject.h"
 #include "probe/addrspace.h"
 #include "probe/breakpoints.h"
 #include "probe/remote_call.h"
@@ -341,6 +342,8 @@ static long sync_libraries(struct session *s, struct process *p, pid_t tid)
          * calltrace's own hook is in it */
         if (!*obj->path || obj->bias == lw->ld_base || known(lw, obj))
             continue;
+        if (s->inject)
+            inject_on_library(s, p, tid, obj->path, obj->bias);
         traced += add_library(s, p, tid, obj, relocated);
     }
     link_map_free(&list);
@@ -349,7 +352,8 @@ static long sync_libraries(struct session *s, struct process *p, pid_t tid)
 
 long engine_watch_libraries(struct session *s, struct process *p, pid_t via, bool at_exec)
 {
-    if (!s->opts->nlibs)
+    /* the inject engine watches the libraries for their unwinder (inject/unwind.h) */
+    if (!s->opts->nlibs && !inject_traces(s, p))
         return 0;
     uint64_t base = auxv_value(p->pid, AT_BASE);
     char ld_path[PATH_MAX];
@@ -382,6 +386,8 @@ long engine_watch_libraries(struct session *s, struct process *p, pid_t via, boo
 void engine_on_hook(struct session *s, struct thread *t, uint64_t addr)
 {
     struct process *p = t->proc;
+    if (inject_on_hook(s, t, addr))
+        return;
     struct linker_watch *lw = &p->as->linker;
     if (lw->r_debug && addr == lw->hook) {
         sync_libraries(s, p, t->tid);

@@ -7,22 +7,12 @@
 
 #include "inject/inject.h"
 
-/* Imports the trampolines cannot live with yet, and why: a stack walk or an unwind that crosses
- * a hooked frame, whose return address is the trampoline's (no unwind information there), and
- * stack switching, which the shadow stack of a thread does not follow. */
+/* Imports the trampolines cannot live with yet, and why: stack switching, which the shadow
+ * stack of a thread does not follow. (Unwinders walking hooked frames are handled: unwind.h.) */
 static const struct {
     const char *name;
     const char *why;
 } unsupported_imports[] = {
-    {"__cxa_throw", "C++ exceptions are not supported yet"},
-    {"__cxa_rethrow", "C++ exceptions are not supported yet"},
-    {"__cxa_begin_catch", "C++ exceptions are not supported yet"},
-    {"_Unwind_Resume", "C++ exceptions are not supported yet"},
-    {"_Unwind_RaiseException", "C++ exceptions are not supported yet"},
-    {"_Unwind_ForcedUnwind", "C++ exceptions are not supported yet"},
-    {"__gxx_personality_v0", "C++ exceptions are not supported yet"},
-    {"_Unwind_Backtrace", "stack walks (backtrace) are not supported yet"},
-    {"backtrace", "stack walks (backtrace) are not supported yet"},
     {"swapcontext", "switching stacks (swapcontext) is not supported yet"},
     {"setcontext", "switching stacks (setcontext) is not supported yet"},
     {"makecontext", "switching stacks (makecontext) is not supported yet"},
@@ -49,24 +39,45 @@ static const char *check_interp(Elf *elf)
     return "static executables are not supported yet";
 }
 
-static const char *check_imports(Elf *elf)
+/* An unwinder linked into the executable (-static-libgcc, -static-libstdc++) has its entry
+ * points patched like any function of it: unwind.c cannot stop there. */
+static const char *const static_unwinder[] = {"_Unwind_RaiseException", "_Unwind_Backtrace",
+                                              "_Unwind_ForcedUnwind", "__cxa_begin_catch"};
+
+static const char *check_symbol(const GElf_Sym *sym, const char *name)
+{
+    if (sym->st_shndx == SHN_UNDEF) {
+        const size_t n = sizeof(unsupported_imports) / sizeof(*unsupported_imports);
+        for (size_t k = 0; k < n; k++)
+            if (strcmp(name, unsupported_imports[k].name) == 0)
+                return unsupported_imports[k].why;
+        return NULL;
+    }
+    for (size_t k = 0; k < sizeof(static_unwinder) / sizeof(*static_unwinder); k++)
+        if (strcmp(name, static_unwinder[k]) == 0)
+            return "an unwinder linked into the executable (-static-libgcc, -static-libstdc++) "
+                   "is not supported yet";
+    return NULL;
+}
+
+static const char *check_symbols(Elf *elf)
 {
     Elf_Scn *scn = NULL;
     while ((scn = elf_nextscn(elf, scn))) {
         GElf_Shdr sh;
-        if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize)
+        if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB) ||
+            !sh.sh_entsize)
             continue;
         Elf_Data *data = elf_getdata(scn, NULL);
         size_t count = sh.sh_size / sh.sh_entsize;
         for (size_t i = 0; data && i < count; i++) {
             GElf_Sym sym;
-            if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx != SHN_UNDEF)
+            if (!gelf_getsym(data, (int)i, &sym))
                 continue;
             const char *name = elf_strptr(elf, sh.sh_link, sym.st_name);
-            const size_t n = sizeof(unsupported_imports) / sizeof(*unsupported_imports);
-            for (size_t k = 0; name && k < n; k++)
-                if (strcmp(name, unsupported_imports[k].name) == 0)
-                    return unsupported_imports[k].why;
+            const char *why = name ? check_symbol(&sym, name) : NULL;
+            if (why)
+                return why;
         }
     }
     return NULL;
@@ -82,7 +93,7 @@ const char *inject_image_unsupported(const char *path)
     Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
     const char *why = elf ? check_interp(elf) : "not an ELF file";
     if (!why)
-        why = check_imports(elf);
+        why = check_symbols(elf);
     if (elf)
         elf_end(elf);
     close(fd);

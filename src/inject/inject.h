@@ -13,8 +13,9 @@
  * What it does not do yet falls back or is said: forked children are traced by the ptrace
  * engine until they exec (one line),
  * functions it cannot patch safely are counted (-v says why), programs it cannot handle
- * (static, not glibc, C++ exceptions, backtrace(), swapcontext) are traced by the ptrace
- * engine instead. */
+ * (static, not glibc, swapcontext) are traced by the ptrace engine instead. C++ exceptions,
+ * thread cancellation and backtrace() cross hooked frames with a stop where the unwinder starts
+ * and ends (inject/unwind.h). */
 #ifndef CALLTRACE_INJECT_INJECT_H
 #define CALLTRACE_INJECT_INJECT_H
 
@@ -47,8 +48,8 @@ struct inject_engine {
 struct inject_engine *inject_engine_new(size_t ring_size);
 void inject_engine_free(struct inject_engine *e);
 
-/* Why the inject engine cannot trace this image yet (static, not glibc, C++ exceptions,
- * backtrace, swapcontext), or NULL when it can. */
+/* Why the inject engine cannot trace this image yet (static, not glibc, swapcontext), or NULL
+ * when it can. */
 const char *inject_image_unsupported(const char *path);
 
 /* Sets up the shared region and code in p (stopped thread via; at an exec, all its other
@@ -79,6 +80,15 @@ void inject_on_vfork_done(struct session *s, struct thread *parent);
 void inject_on_clone(struct session *s, pid_t tid, unsigned long flags);
 /* Before calltrace lets go of a child process: its patches out, its rings its own. */
 void inject_release_child(struct session *s, struct process *p, pid_t tid);
+
+/* Does the inject engine trace p (rather than the ptrace engine)? */
+bool inject_traces(const struct session *s, const struct process *p);
+/* A library was loaded at bias in p (stopped thread tid): breakpoints where its unwinder starts
+ * and ends a walk of the stack, if it has one (inject/unwind.h). */
+void inject_on_library(struct session *s, struct process *p, pid_t tid, const char *path,
+                       uint64_t bias);
+/* A BP_HOOK breakpoint at addr was hit by t: true when it was one of inject_on_library's. */
+bool inject_on_hook(struct session *s, struct thread *t, uint64_t addr);
 
 /* Calls the trampolines could not record (ring or shadow stack full, signal handlers inside a
  * trampoline, a vfork child's). */

@@ -136,6 +136,7 @@ int space_slot_take(struct inject_space *sp, pid_t tid)
     sp->slot_lender[i] = 0;
     sp->slot_last[i] = 0;
     sp->slot_stuck_at[i] = 0;
+    sp->slot_unwinding[i] = 0;
     return i;
 }
 

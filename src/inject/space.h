@@ -10,6 +10,7 @@
 
 #include "engine/session.h"
 #include "inject/inject.h"
+#include "inject/unwind.h"
 
 /*   region:  header (4 KiB: the main thread's claim word) | slot 0 | slot 1 | ... slot N-1
  *   slot:    ctl (4 KiB, arch/x86_64/inject_tramp.h CTL_*) | shadow stack | ring */
@@ -42,6 +43,12 @@ struct inject_space {
     struct inject_patch *patches;
     size_t npatches;
     bool corrupt_reported;
+    struct unwind_hook unwind_hooks[UNWIND_HOOKS_MAX]; /* breakpoints of inject/unwind.c */
+    size_t nunwind_hooks;
+    uint32_t slot_unwinding[REGION_SLOTS];    /* exceptions thrown, not caught yet (unwind.c) */
+    uint64_t resume_addrs[UNWIND_RESUME_MAX]; /* _Unwind_Resume, hooked once needed */
+    size_t nresume_addrs;
+    bool resume_hooked;
 };
 
 /* Creates the region and maps it into p through the stopped thread via; path_addr: where in p

@@ -15,6 +15,7 @@
 #include "engine/engine.h"
 #include "inject/inject.h"
 #include "inject/space.h"
+#include "inject/unwind.h"
 #include "probe/memory.h"
 #include "probe/remote_syscall.h"
 #include "util/log.h"
@@ -23,6 +24,7 @@
 struct inject_fork_copy {
     uint64_t remote, size;
     uint64_t ctl_remote; /* 0: the forking thread had no control block */
+    uint64_t blob_exit;
     struct inject_patch *patches;
     size_t npatches;
     size_t shadow_len;
@@ -68,13 +70,15 @@ static void note_children(struct session *s, pid_t child)
 
 /* A forked child, at its first stop: its copy of the patches and rings goes, and the ptrace
  * engine traces it (until it execs: its new image gets rings). The calls it inherited, hooked
- * in its parent, return through its private copy of the trampolines, unseen: they end when
- * the child does, as inherited calls do. */
+ * in its parent, get their real return addresses back (an exception in the child unwinds
+ * through them), unseen: they end when the child does, as inherited calls do. */
 static void fork_child_to_ptrace(struct session *s, struct thread *t, struct inject_fork_copy *c)
 {
     struct process *p = t->proc;
     addr_map_del(&s->inject->forks, (uint64_t)p->pid);
     int rc = detach_child_region(p, t->tid, c);
+    if (rc == 0 && c->ctl_remote)
+        inject_unhook_inherited(p, t->tid, c->blob_exit, c->shadow, c->shadow_len);
     free(c->patches);
     free(c);
     if (rc < 0) {
@@ -169,6 +173,7 @@ static void copy_for_fork(struct session *s, struct inject_space *sp, int slot, 
     c->npatches = sp->npatches;
     c->remote = sp->remote;
     c->size = sp->size;
+    c->blob_exit = sp->blob_exit;
     if (slot >= 0) {
         const uint8_t *ctl = space_ctl(sp, slot);
         c->ctl_remote = space_ctl_remote(sp, slot);

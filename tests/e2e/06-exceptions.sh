@@ -8,7 +8,7 @@ for opt in O0 O2; do
     CTX="[exceptions -$opt]"
     build exceptions "$opt"
     standard_case "$BIN"
-    # under CALLTRACE_ENGINE=inject, the inject engine itself (tests/e2e/81-unwind.sh)
+    # under CALLTRACE_ENGINE=inject, the inject engine itself (tests/e2e/82-unwind.sh)
     if grep -q 'it is traced by the ptrace engine' "$CT_ERR"; then
         fail "handed to the ptrace engine: $(cat "$CT_ERR")"
     fi

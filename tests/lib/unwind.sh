@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# unwind.sh -- helpers of the unwinding tests (tests/e2e/81-unwind*.sh), sourced after testlib.sh.
+# unwind.sh -- helpers of the unwinding tests (tests/e2e/8[234]-unwind*.sh), sourced after testlib.sh.
 
 # The trees of every thread, without durations or ids, threads sorted (their tids differ), and
 # without "unwound" marks: the ptrace engine takes a call for returned when the catch block goes

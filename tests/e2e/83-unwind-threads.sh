@@ -1,5 +1,5 @@
 #!/bin/bash
-# Unwinding through traced frames in threads, under both engines (see 81-unwind.sh): threads
+# Unwinding through traced frames in threads, under both engines (see 82-unwind.sh): threads
 # throwing at once, then a thread cancelled inside traced frames with destructors.
 source "$(dirname "$0")/../lib/testlib.sh"
 source "$(dirname "$0")/../lib/unwind.sh"

@@ -6,7 +6,7 @@
 # calls it inherited. The program's output (its backtraces included) is the same as untraced,
 # its counters match the trace, and both engines give the same tree: the inject engine handles
 # these itself (no line saying the ptrace engine traces it instead). Threads and cancellation:
-# 81-unwind-threads.sh; C and static unwinders: 81-unwind-stackwalk.sh.
+# 83-unwind-threads.sh; C and static unwinders: 84-unwind-stackwalk.sh.
 source "$(dirname "$0")/../lib/testlib.sh"
 source "$(dirname "$0")/../lib/unwind.sh"
 require_calltrace

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Stack walks through traced frames in a C program, under both engines (see 81-unwind.sh): the C
+# Stack walks through traced frames in a C program, under both engines (see 82-unwind.sh): the C
 # library loads libgcc_s only when it first walks the stack; backtrace() from inside traced
 # calls, _Unwind_Backtrace called by a tail call, a thread cancelled inside traced calls. And an
 # unwinder linked into the executable, which the inject engine hands to the ptrace engine.

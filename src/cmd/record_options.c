@@ -226,8 +226,6 @@ static int check_engine_options(const struct record_cli *cli)
         return 0;
     if (cli->attach_pid)
         unsupported = "-p (attaching)";
-    else if (o->capture.args || o->capture.retval)
-        unsupported = "-A/-R (arguments and return values)";
     else if (o->nlibs)
         unsupported = "-l (shared libraries)";
     if (!unsupported)

@@ -39,6 +39,13 @@ struct inject_engine {
     uint64_t drops;              /* calls not recorded, from spaces already gone */
     uint64_t corrupt_slots;      /* rings whose indexes made no sense: no longer read */
     uint64_t tick_step;          /* ticks in a nanosecond, rounded up; 0 until needed */
+    struct addr_map capture_tables; /* func id + 1 -> its capture table (-A/-R), as placed */
+    struct values_buf *values;      /* the record being decoded from a ring (-A/-R) */
+    uint8_t *record;                /* a ring record with data, copied out of the ring */
+    uint8_t *tail_values;           /* the return values of a chain of tail calls, until */
+    size_t tail_values_len;         /* its last exit ends every call of the chain */
+    size_t tail_values_cap;
+    pid_t tail_values_tid;
     bool children_noted;
 };
 

@@ -114,35 +114,55 @@ static void encode_ops(uint8_t *op, const struct capture_read *reads, size_t n, 
     }
 }
 
+#define SLOT_HEAD 16 /* a slot: the count read (or -errno), its bytes, then them */
+
+/* The most bytes the slots of n reads take. */
 static uint64_t reads_bytes(const uint8_t *op, size_t n)
 {
     uint64_t sum = 0;
     for (size_t i = 0; i < n; i++, op += CT_OP_SIZE)
-        sum += 8 + pad8(get_u32(op + OP_CAP));
+        sum += SLOT_HEAD + pad8(get_u32(op + OP_CAP));
     return sum;
 }
 
-static uint64_t entry_bytes(const uint8_t *table)
+/* The bytes of entry data before the reads' slots. */
+static uint64_t entry_fixed(const uint8_t *table)
 {
     uint64_t n = 8 + 6 * 8;
     if (table[CT_ENTRY_XMM])
         n += 8 * 16;
     uint32_t stack = get_u32(table + CT_STACK_BYTES);
     if (stack)
-        n += 8 + pad8(stack);
-    return pad32(n + reads_bytes(table + CT_HEAD, get_u16(table + CT_NREADS)));
+        n += SLOT_HEAD + pad8(stack);
+    return n;
 }
 
-static uint64_t exit_bytes(const uint8_t *table)
+static uint64_t exit_fixed(const uint8_t *table)
 {
     uint64_t n = 8 + 2 * 8;
     if (table[CT_RESULT_FP])
         n += 2 * 16 + 16;
     uint32_t hidden = get_u32(table + CT_HIDDEN_SIZE);
     if (hidden)
-        n += 8 + pad8(hidden);
-    const uint8_t *ops = table + CT_HEAD + get_u16(table + CT_NREADS) * CT_OP_SIZE;
-    return pad32(n + reads_bytes(ops, get_u16(table + CT_NRESULT_READS)));
+        n += SLOT_HEAD + pad8(hidden);
+    return n;
+}
+
+static const uint8_t *result_ops(const uint8_t *table)
+{
+    return table + CT_HEAD + get_u16(table + CT_NREADS) * CT_OP_SIZE;
+}
+
+/* The most bytes of data at the entry, at the exit. */
+static uint64_t entry_bytes(const uint8_t *table)
+{
+    return pad32(entry_fixed(table) + reads_bytes(table + CT_HEAD, get_u16(table + CT_NREADS)));
+}
+
+static uint64_t exit_bytes(const uint8_t *table)
+{
+    return pad32(exit_fixed(table) +
+                 reads_bytes(result_ops(table), get_u16(table + CT_NRESULT_READS)));
 }
 
 /* Halves the largest cap of ops[0..n); false when every cap is 0. */
@@ -177,67 +197,87 @@ void capture_table_encode(const struct capture_plan *plan, unsigned string_max, 
         ;
     while (EVENT_SIZE + exit_bytes(out) > record_max && cut_largest(result_ops, nresult))
         ;
-    put_u32(out + CT_ENTRY_SIZE, (uint32_t)entry_bytes(out));
-    put_u32(out + CT_EXIT_SIZE, plan->result ? (uint32_t)exit_bytes(out) : 0);
+    put_u32(out + CT_ENTRY_SIZE, (uint32_t)entry_fixed(out));
+    put_u32(out + CT_EXIT_SIZE, plan->result ? (uint32_t)exit_fixed(out) : 0);
 }
 
 /* The bytes the trampoline copied, given back to values_record.c as it asks for them. */
 struct replay {
     const uint8_t *stack;  /* the stack arguments' slot, or NULL */
     const uint8_t *hidden; /* the hidden result's */
-    uint32_t stack_cap, hidden_cap;
-    const uint8_t *ops; /* the reads' ops, and their slots from reads on */
-    size_t nops;
-    const uint8_t *reads;
+    const uint8_t *reads;  /* the reads' slots, up to end */
+    const uint8_t *end;
+    size_t nreads;
 };
+
+/* The slot at at, or NULL when it runs past end. */
+static const uint8_t *slot_at(const uint8_t *at, const uint8_t *end)
+{
+    if (!at || end - at < SLOT_HEAD)
+        return NULL;
+    uint64_t bytes;
+    memcpy(&bytes, at + 8, 8);
+    return bytes % 8 == 0 && bytes <= (uint64_t)(end - at - SLOT_HEAD) ? at : NULL;
+}
+
+static const uint8_t *slot_next(const uint8_t *slot)
+{
+    uint64_t bytes;
+    memcpy(&bytes, slot + 8, 8);
+    return slot + SLOT_HEAD + bytes;
+}
 
 static ssize_t replay_read(void *ctx, int which, uint64_t addr, void *buf, size_t len)
 {
     (void)addr;
     const struct replay *r = ctx;
-    const uint8_t *slot;
-    uint32_t cap;
+    const uint8_t *slot = NULL;
     if (which == VALUES_READ_STACK) {
-        slot = r->stack, cap = r->stack_cap;
+        slot = r->stack;
     } else if (which == VALUES_READ_HIDDEN) {
-        slot = r->hidden, cap = r->hidden_cap;
-    } else {
-        if (which < 0 || (size_t)which >= r->nops)
-            return -1;
-        slot = r->reads + reads_bytes(r->ops, (size_t)which);
-        cap = get_u32(r->ops + (size_t)which * CT_OP_SIZE + OP_CAP);
+        slot = r->hidden;
+    } else if (which >= 0 && (size_t)which < r->nreads) {
+        slot = slot_at(r->reads, r->end);
+        for (int i = 0; slot && i < which; i++)
+            slot = slot_at(slot_next(slot), r->end);
     }
     if (!slot)
         return -1;
     int64_t got = get_i64(slot);
+    uint64_t bytes;
+    memcpy(&bytes, slot + 8, 8);
     if (got <= 0)
         return -1;
-    size_t n = (uint64_t)got < cap ? (size_t)got : cap;
+    size_t n = (uint64_t)got < bytes ? (size_t)got : (size_t)bytes;
     if (n > len)
         n = len;
-    memcpy(buf, slot + 8, n);
+    memcpy(buf, slot + SLOT_HEAD, n);
     return (ssize_t)n;
+}
+
+/* The data's length word: the length, within the most the table allows. */
+static bool data_fits(const uint8_t *data, size_t len, uint64_t most)
+{
+    return len >= 8 && len <= most && get_i64(data) == (int64_t)len && len % 32 == 0;
 }
 
 int capture_decode_args(struct values_buf *b, pid_t tid, uint32_t func,
                         const struct capture_plan *plan, const uint8_t *table,
                         const uint8_t *data, size_t len, uint64_t rsp, unsigned string_max)
 {
-    uint32_t size = get_u32(table + CT_ENTRY_SIZE);
-    if (len != size || get_i64(data) != (int64_t)size)
+    if (!data_fits(data, len, entry_bytes(table)) || len < entry_fixed(table))
         return -1;
-    const uint8_t *at = data + 8;
+    const uint8_t *at = data + 8, *end = data + len;
     struct values_regs regs = {(const uint64_t *)at, NULL, NULL, rsp};
     at += 6 * 8;
     if (table[CT_ENTRY_XMM]) {
         regs.xmm = at;
         at += 8 * 16;
     }
-    struct replay r = {.ops = table + CT_HEAD, .nops = get_u16(table + CT_NREADS)};
-    r.stack_cap = get_u32(table + CT_STACK_BYTES);
-    if (r.stack_cap) {
-        r.stack = at;
-        at += 8 + pad8(r.stack_cap);
+    struct replay r = {.end = end, .nreads = get_u16(table + CT_NREADS)};
+    if (get_u32(table + CT_STACK_BYTES)) {
+        r.stack = slot_at(at, end);
+        at += SLOT_HEAD + pad8(get_u32(table + CT_STACK_BYTES));
     }
     r.reads = at;
     values_build_args(b, tid, func, plan, &regs, replay_read, &r, string_max);
@@ -248,10 +288,10 @@ int capture_decode_retval(struct values_buf *b, pid_t tid, uint32_t func,
                           const struct capture_plan *plan, const uint8_t *table,
                           const uint8_t *data, size_t len, unsigned string_max)
 {
-    uint32_t size = get_u32(table + CT_EXIT_SIZE);
-    if (!size || len != size || get_i64(data) != (int64_t)size)
+    if (!get_u32(table + CT_EXIT_SIZE) || !data_fits(data, len, exit_bytes(table)) ||
+        len < exit_fixed(table))
         return -1;
-    const uint8_t *at = data + 8;
+    const uint8_t *at = data + 8, *end = data + len;
     struct values_regs regs = {(const uint64_t *)at, NULL, NULL, 0};
     at += 2 * 8;
     if (table[CT_RESULT_FP]) {
@@ -259,13 +299,10 @@ int capture_decode_retval(struct values_buf *b, pid_t tid, uint32_t func,
         regs.x87 = at + 2 * 16;
         at += 2 * 16 + 16;
     }
-    size_t nreads = get_u16(table + CT_NREADS);
-    struct replay r = {.ops = table + CT_HEAD + nreads * CT_OP_SIZE,
-                       .nops = get_u16(table + CT_NRESULT_READS)};
-    r.hidden_cap = get_u32(table + CT_HIDDEN_SIZE);
-    if (r.hidden_cap) {
-        r.hidden = at;
-        at += 8 + pad8(r.hidden_cap);
+    struct replay r = {.end = end, .nreads = get_u16(table + CT_NRESULT_READS)};
+    if (get_u32(table + CT_HIDDEN_SIZE)) {
+        r.hidden = slot_at(at, end);
+        at += SLOT_HEAD + pad8(get_u32(table + CT_HIDDEN_SIZE));
     }
     r.reads = at;
     values_build_retval(b, tid, func, plan, &regs, replay_read, &r, string_max);

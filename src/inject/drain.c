@@ -227,7 +227,10 @@ static void drain_slot(struct session *s, struct inject_space *sp, int slot, str
     publish_tail(ctl, tail);
 }
 
-static void drain_space(struct session *s, struct inject_space *sp, bool final)
+/* ended: the thread that ended (its ring is drained whole: it will write no more), -1: every
+ * thread's, 0: none. Another thread may be inside a trampoline, between reserving a record
+ * and committing it: a final drain of its ring would lose that record. */
+static void drain_space(struct session *s, struct inject_space *sp, pid_t ended)
 {
     for (int i = 0; i < REGION_SLOTS; i++) {
         if (!sp->slot_tid[i])
@@ -239,11 +242,11 @@ static void drain_space(struct session *s, struct inject_space *sp, bool final)
             space_slot_release(s->inject, sp, i); /* gone: nothing more will come */
             continue;
         }
-        drain_slot(s, sp, i, t, final);
+        drain_slot(s, sp, i, t, ended == -1 || sp->slot_tid[i] == ended);
     }
 }
 
-void inject_drain(struct session *s, bool final)
+static void drain_all(struct session *s, pid_t ended)
 {
     struct inject_engine *e = s->inject;
     for (;;) {
@@ -255,13 +258,18 @@ void inject_drain(struct session *s, bool final)
                 gone = sp;
                 break;
             }
-            drain_space(s, sp, final);
+            drain_space(s, sp, ended);
         }
         if (!gone)
             return;
         addr_map_del(&e->spaces, (uint64_t)gone->pid);
         space_free(e, gone);
     }
+}
+
+void inject_drain(struct session *s, bool final)
+{
+    drain_all(s, final ? -1 : 0);
 }
 
 /* SIGCHLD tells of every ptrace stop: calltrace sleeps on it, blocked, with a timeout to drain
@@ -275,7 +283,7 @@ pid_t inject_wait(struct session *s, int *status)
     for (;;) {
         pid_t tid = waitpid(-1, status, __WALL | WNOHANG);
         /* a thread or process that ended wrote everything it will: drain it whole */
-        inject_drain(s, tid > 0 && (WIFEXITED(*status) || WIFSIGNALED(*status)));
+        drain_all(s, tid > 0 && (WIFEXITED(*status) || WIFSIGNALED(*status)) ? tid : 0);
         if (tid != 0)
             return tid;
         if (*s->stop_signal && !s->killing) {

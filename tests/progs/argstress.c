@@ -6,6 +6,7 @@
  *     each call's arguments derived from its number, while the main thread, doing the same,
  *     is sent signals whose handler calls a captured function too. */
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,11 +74,10 @@ static void same(void)
 static int calls_each;
 static volatile int main_done;
 
-/* The main thread (0) goes on until its handler has run a few times too. */
 static void *worker(void *arg)
 {
     int thread = (int)(long)arg;
-    for (int i = 0; i < calls_each || (thread == 0 && __atomic_load_n(&n_handler, __ATOMIC_RELAXED) < 50); i++)
+    for (int i = 0; i < calls_each; i++)
         one_call(thread, i);
     return NULL;
 }
@@ -87,12 +87,18 @@ static void on_signal(int sig)
     in_handler(sig, "handler");
 }
 
-/* Sends signals to the main thread as fast as it can until the main thread is done. */
+/* Signals the main thread until it is done, the next signal once the handler has run: one in
+ * flight at a time, landing wherever the main thread is (inside trampolines too). */
 static void *signaller(void *arg)
 {
     pthread_t main_thread = *(pthread_t *)arg;
-    while (!__atomic_load_n(&main_done, __ATOMIC_ACQUIRE))
+    while (!__atomic_load_n(&main_done, __ATOMIC_ACQUIRE)) {
+        unsigned long before = __atomic_load_n(&n_handler, __ATOMIC_RELAXED);
         pthread_kill(main_thread, SIGUSR1);
+        while (__atomic_load_n(&n_handler, __ATOMIC_RELAXED) == before &&
+               !__atomic_load_n(&main_done, __ATOMIC_ACQUIRE))
+            sched_yield();
+    }
     return NULL;
 }
 

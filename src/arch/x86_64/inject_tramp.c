@@ -288,8 +288,30 @@ __asm__(
     "    bts r10, 32\n"                          /* marks an entry with a table, */
     "    mov [rdx+16], r10\n"
     "    mov [rdx+24], r13\n"                    /* this one */
-    "    mov r14d, [r13+" STR(CT_ENTRY_SIZE) "]\n"
-    "    add r14, " STR(EVENT_SIZE) "\n"         /* r14: the record's size */
+    /* The record's size: the fixed part, and each read's bytes, known from the registers. */
+    "    push rbx\n"
+    "    sub rsp, 48\n"
+    "    mov rax, [rbp-56]\n"                    /* rdi rsi rdx rcx r8 r9, in order */
+    "    mov [rsp], rax\n"
+    "    mov rax, [rbp-64]\n"
+    "    mov [rsp+8], rax\n"
+    "    mov rax, [rbp-24]\n"
+    "    mov [rsp+16], rax\n"
+    "    mov rax, [rbp-32]\n"
+    "    mov [rsp+24], rax\n"
+    "    mov rax, [rbp-72]\n"
+    "    mov [rsp+32], rax\n"
+    "    mov rax, [rbp-80]\n"
+    "    mov [rsp+40], rax\n"
+    "    mov r8, rsp\n"
+    "    mov r11d, [r13+" STR(CT_ENTRY_SIZE) "]\n"
+    "    lea rbx, [r13+" STR(CT_HEAD) "]\n"
+    "    movzx r9d, word ptr [r13+" STR(CT_NREADS) "]\n"
+    "    call .Lreads_size\n"
+    "    add rsp, 48\n"
+    "    pop rbx\n"
+    "    lea r14, [r11+" STR(EVENT_SIZE) "+31]\n"
+    "    and r14, -32\n"                        /* r14: the record's size */
     "    mov rdx, [r12+" STR(CTL_HEAD) "]\n"
     "    sub rdx, [r12+" STR(CTL_TAIL) "]\n"
     "    add rdx, r14\n"
@@ -315,7 +337,7 @@ __asm__(
     "    shl rdx, 32\n"
     "    or rax, rdx\n"
     "    mov [r15], rax\n"
-    "    mov eax, [r13+" STR(CT_ENTRY_SIZE) "]\n"
+    "    lea rax, [r14-" STR(EVENT_SIZE) "]\n"
     "    mov [r15+32], rax\n"
     "    mov rax, [rbp-56]\n"
     "    mov [r15+40], rax\n"                    /* rdi rsi rdx rcx r8 r9 */
@@ -347,12 +369,9 @@ __asm__(
     "    test edx, edx\n"
     "    jz .La_no_stack\n"
     "    lea rsi, [rbp+8]\n"
-    "    call .Lread_mem\n"
-    "    lea r10, [r14+8]\n"
-    "    mov eax, [r13+" STR(CT_STACK_BYTES) "]\n"
-    "    add eax, 7\n"
-    "    and eax, -8\n"
-    "    lea r14, [r14+rax+8]\n"
+    "    call .Lread_slot\n"
+    "    lea r10, [r14+16]\n"
+    "    add r14, rax\n"
     ".La_no_stack:\n"
     "    lea rbx, [r13+" STR(CT_HEAD) "]\n"
     "    movzx r9d, word ptr [r13+" STR(CT_NREADS) "]\n"
@@ -415,7 +434,22 @@ __asm__(
     "    xor r14d, r14d\n"                       /* r14: bytes of data */
     "    bt rbx, 32\n"                           /* a plain entry (a tail call): no data */
     "    jnc .Lxa_sized\n"
-    "    mov r14d, [r13+" STR(CT_EXIT_SIZE) "]\n"
+    "    mov r11d, [r13+" STR(CT_EXIT_SIZE) "]\n"
+    "    test r11d, r11d\n"
+    "    jz .Lxa_sized\n"                        /* no return value wanted */
+    "    push rbx\n"
+    "    push qword ptr [rbp-24]\n"              /* rax rdx, in order */
+    "    push qword ptr [rbp-8]\n"
+    "    mov r8, rsp\n"
+    "    movzx eax, word ptr [r13+" STR(CT_NREADS) "]\n"
+    "    shl eax, 5\n"                           /* * CT_OP_SIZE */
+    "    lea rbx, [r13+rax+" STR(CT_HEAD) "]\n"
+    "    movzx r9d, word ptr [r13+" STR(CT_NRESULT_READS) "]\n"
+    "    call .Lreads_size\n"
+    "    add rsp, 16\n"
+    "    pop rbx\n"
+    "    lea r14, [r11+31]\n"
+    "    and r14, -32\n"
     ".Lxa_sized:\n"
     "    mov ebx, ebx\n"                         /* rbx: the function id */
     "    lea rdx, [r14+" STR(EVENT_SIZE) "]\n"
@@ -473,16 +507,9 @@ __asm__(
     "    mov edx, [r13+" STR(CT_HIDDEN_SIZE) "]\n"
     "    test edx, edx\n"
     "    jz .Lxa_no_hidden\n"
-    "    mov qword ptr [r14], 0\n"
     "    mov rsi, [rbp-8]\n"                     /* the result's address, in rax */
-    "    test rsi, rsi\n"
-    "    jz .Lxa_hidden_next\n"
-    "    call .Lread_mem\n"
-    ".Lxa_hidden_next:\n"
-    "    mov eax, [r13+" STR(CT_HIDDEN_SIZE) "]\n"
-    "    add eax, 7\n"
-    "    and eax, -8\n"
-    "    lea r14, [r14+rax+8]\n"
+    "    call .Lread_slot\n"
+    "    add r14, rax\n"
     ".Lxa_no_hidden:\n"
     "    movzx eax, word ptr [r13+" STR(CT_NREADS) "]\n"
     "    shl eax, 5\n"                           /* * CT_OP_SIZE */
@@ -577,8 +604,9 @@ __asm__(
     "    jbe .La_untraced\n"
     "    jmp .La_slot\n"
     /* The pointer reads of a table: rbx the first op, r9d how many, r8 the registers copied,
-     * r10 the stack arguments copied (or 0), r13 the table, r14 where the bytes go (advanced),
-     * r12 the control block. Clobbers rax rcx rdx rsi rdi r11. */
+     * r10 the stack arguments copied (or 0), r13 the table, r14 where the slots go (advanced),
+     * r12 the control block. Each slot: the count read (or -errno, 0: no read), its bytes
+     * reserved (.Lop_reserve), then them. Clobbers rax rcx rdx rsi rdi r11. */
     ".Lcapture_reads:\n"
     "    test r9d, r9d\n"
     "    jz .Lcr_done\n"
@@ -596,25 +624,16 @@ __asm__(
     "    call .Lstack_word\n"
     "    mov rsi, rax\n"
     ".Lcr_len:\n"
-    "    mov edx, [rbx+" STR(OP_CAP) "]\n"       /* rdx: the length, the cap at most */
-    "    movzx ecx, byte ptr [rbx+" STR(OP_COUNT_SRC) "]\n"
-    "    cmp ecx, " STR(CT_SRC_NONE) "\n"
-    "    je .Lcr_read\n"
-    "    mov rax, [rbx+" STR(OP_COUNT_CONST) "]\n"
-    "    cmp ecx, " STR(CT_SRC_CONST) "\n"
-    "    je .Lcr_min\n"
+    "    call .Lop_reserve\n"
+    "    mov [r14+8], rax\n"
+    "    mov rdx, rax\n"                         /* rdx: the length, the reserve at most */
+    "    cmp byte ptr [rbx+" STR(OP_COUNT_SRC) "], " STR(CT_SRC_STACK) "\n"
+    "    jne .Lcr_read\n"
     "    mov eax, [rbx+" STR(OP_COUNT_OFF) "]\n"
-    "    cmp ecx, " STR(CT_SRC_GPR) "\n"
-    "    jne .Lcr_count_stack\n"
-    "    mov rax, [r8+rax]\n"
-    "    jmp .Lcr_mask\n"
-    ".Lcr_count_stack:\n"
     "    call .Lstack_word\n"
-    ".Lcr_mask:\n"
     "    movzx ecx, byte ptr [rbx+" STR(OP_SHIFT) "]\n"
     "    shl rax, cl\n"
     "    shr rax, cl\n"
-    ".Lcr_min:\n"
     "    cmp rax, rdx\n"
     "    cmovb rdx, rax\n"
     ".Lcr_read:\n"
@@ -623,16 +642,54 @@ __asm__(
     "    jz .Lcr_next\n"
     "    call .Lread_mem\n"
     ".Lcr_next:\n"
-    "    mov eax, [rbx+" STR(OP_CAP) "]\n"
-    "    add eax, 7\n"
-    "    and eax, -8\n"
-    "    lea r14, [r14+rax+8]\n"
+    "    mov rax, [r14+8]\n"
+    "    lea r14, [r14+rax+16]\n"
     "    add rbx, " STR(CT_OP_SIZE) "\n"
     "    dec r9d\n"
     "    jnz .Lcr_loop\n"
     ".Lcr_done:\n"
     "    ret\n"
-    /* The word at offset eax of the stack arguments copied at r10, or 0 past them. */
+    /* r11 += the bytes of the slots of r9d ops from rbx, with the registers at r8. Clobbers
+     * rax rcx rdx rbx r9. */
+    ".Lreads_size:\n"
+    "    test r9d, r9d\n"
+    "    jz .Lrs_done\n"
+    ".Lrs_loop:\n"
+    "    call .Lop_reserve\n"
+    "    lea r11, [r11+rax+16]\n"
+    "    add rbx, " STR(CT_OP_SIZE) "\n"
+    "    dec r9d\n"
+    "    jnz .Lrs_loop\n"
+    ".Lrs_done:\n"
+    "    ret\n"
+    /* rax: the bytes op rbx reserves, padded to 8: its cap, or less when its count is a
+     * constant or in a register (a count in the stack arguments is only known once they are
+     * copied). The same before and after the reservation: registers do not change. Clobbers
+     * rcx rdx. */
+    ".Lop_reserve:\n"
+    "    mov edx, [rbx+" STR(OP_CAP) "]\n"
+    "    movzx ecx, byte ptr [rbx+" STR(OP_COUNT_SRC) "]\n"
+    "    cmp ecx, " STR(CT_SRC_CONST) "\n"
+    "    je .Lor_const\n"
+    "    cmp ecx, " STR(CT_SRC_GPR) "\n"
+    "    jne .Lor_cap\n"
+    "    mov eax, [rbx+" STR(OP_COUNT_OFF) "]\n"
+    "    mov rax, [r8+rax]\n"
+    "    movzx ecx, byte ptr [rbx+" STR(OP_SHIFT) "]\n"
+    "    shl rax, cl\n"
+    "    shr rax, cl\n"
+    "    jmp .Lor_min\n"
+    ".Lor_const:\n"
+    "    mov rax, [rbx+" STR(OP_COUNT_CONST) "]\n"
+    ".Lor_min:\n"
+    "    cmp rax, rdx\n"
+    "    cmovb rdx, rax\n"
+    ".Lor_cap:\n"
+    "    lea rax, [rdx+7]\n"
+    "    and rax, -8\n"
+    "    ret\n"
+    /* The word at offset eax of the stack arguments copied at r10, or 0 past them. Clobbers
+     * rcx r11. */
     ".Lstack_word:\n"
     "    test r10, r10\n"
     "    jz .Lsw_none\n"
@@ -645,7 +702,20 @@ __asm__(
     ".Lsw_none:\n"
     "    xor eax, eax\n"
     "    ret\n"
-    /* Copies rdx bytes at rsi of this process to r14+8, the count (or -errno) to [r14]:
+    /* A slot of edx bytes (padded to 8) read from rsi (none when 0) at r14; rax: its size. */
+    ".Lread_slot:\n"
+    "    lea rax, [rdx+7]\n"
+    "    and rax, -8\n"
+    "    mov [r14+8], rax\n"
+    "    mov qword ptr [r14], 0\n"
+    "    test rsi, rsi\n"
+    "    jz .Lrsl_done\n"
+    "    call .Lread_mem\n"
+    ".Lrsl_done:\n"
+    "    mov rax, [r14+8]\n"
+    "    add rax, 16\n"
+    "    ret\n"
+    /* Copies rdx bytes at rsi of this process to r14+16, the count (or -errno) to [r14]:
      * process_vm_readv fails cleanly on a bad pointer where a load would crash the program.
      * Clobbers rax rcx rdx rsi rdi r11. */
     ".Lread_mem:\n"
@@ -653,7 +723,7 @@ __asm__(
     "    push r9\n"
     "    push r10\n"
     "    sub rsp, 32\n"                          /* the local iovec, then the remote one */
-    "    lea rax, [r14+8]\n"
+    "    lea rax, [r14+16]\n"
     "    mov [rsp], rax\n"
     "    mov [rsp+8], rdx\n"
     "    mov [rsp+16], rsi\n"

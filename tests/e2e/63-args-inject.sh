@@ -77,8 +77,8 @@ done
 
 CTX="[threads, signals]"
 build argstress O2
-plain_run "$BIN" stress 3 600
-ct_run --engine=inject -A -R --capture fill:buf:len -- "$BIN" stress 3 600
+plain_run "$BIN" stress 3 300
+ct_run --engine=inject -A -R --capture fill:buf:len -- "$BIN" stress 3 300
 expect_rc 0
 expect_trace
 same_stdout --ignore-counts

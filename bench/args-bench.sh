@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/args-bench.sh - what -A (arguments) and -A -R (and return values) add to calltrace's
 # cost per call, for scalar arguments in registers, a double (PTRACE_GETFPREGS) and a char *
-# string (one pread of /proc/PID/mem).
+# string (one process_vm_readv).
 #
 # Builds bench/args.c (-O2 -g) and measures the CPU time (user + sys of calltrace and the
 # program), pinned to CPU 0 with taskset (tracer and tracee share it), of each workload

@@ -1,5 +1,6 @@
 /* args.c - calltrace benchmark for -A/-R: a loop calling functions with scalar arguments (all
- * in registers), with a double (xmm, PTRACE_GETFPREGS) and with a string (one pread).
+ * in registers), with a double (xmm, PTRACE_GETFPREGS) and with a string (one
+ * process_vm_readv).
  *
  * Usage: args KIND M    KIND: int | double | string; M calls
  * Prints the loop's own time on stderr ("loop_ns N"), and its fastest block of 1000 calls

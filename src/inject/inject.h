@@ -10,6 +10,9 @@
  *                                   ctl | shadow stack | ring   /proc/CALLTRACE/fd/N)
  *   thread t <── drained events ───────────── fs:[0x80] -> its slot's ctl
  *
+ * -A/-R: captured functions enter the trampoline's args path, which copies what their
+ * capture table names into the ring (inject/captures.h, inject/capture_table.h).
+ *
  * What it does not do yet falls back or is said: forked children are traced by the ptrace
  * engine until they exec (one line),
  * functions it cannot patch safely are counted (-v says why), programs it cannot handle

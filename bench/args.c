@@ -58,7 +58,8 @@ int main(int argc, char **argv)
             acc += (double)text("a string of some length");
         if ((i + 1) % BLOCK == 0) {
             clock_gettime(CLOCK_MONOTONIC, &b1);
-            long long ns = (long long)(b1.tv_sec - b0.tv_sec) * 1000000000 + (b1.tv_nsec - b0.tv_nsec);
+            long long ns =
+                (long long)(b1.tv_sec - b0.tv_sec) * 1000000000 + (b1.tv_nsec - b0.tv_nsec);
             if (best < 0 || ns < best)
                 best = ns;
             b0 = b1;

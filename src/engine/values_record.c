@@ -135,13 +135,12 @@ void values_build_args(struct values_buf *b, pid_t tid, uint32_t func,
         size_t stack_len = 0;
         if (plan->stack_bytes) {
             size_t at = b->used + sizeof(struct rec_chunk);
-            put_memory(b, &rd, VALUES_READ_STACK, CHUNK_STACK, 0, regs->rsp + 8,
-                       plan->stack_bytes, false);
+            put_memory(b, &rd, VALUES_READ_STACK, CHUNK_STACK, 0, regs->rsp + 8, plan->stack_bytes,
+                       false);
             stack = b->u.bytes + at;
             stack_len = ((const struct rec_chunk *)(stack - sizeof(struct rec_chunk)))->len;
         }
-        put_reads(b, &rd, plan->reads, plan->nreads, regs->gprs, 6, stack, stack_len,
-                  string_max);
+        put_reads(b, &rd, plan->reads, plan->nreads, regs->gprs, 6, stack, stack_len, string_max);
     }
     values_end(b);
 }
@@ -160,7 +159,6 @@ void values_build_retval(struct values_buf *b, pid_t tid, uint32_t func,
     if (plan->hidden_size && regs->gprs[0])
         put_memory(b, &rd, VALUES_READ_HIDDEN, CHUNK_MEM, CHUNK_RESULT, regs->gprs[0],
                    plan->hidden_size, false);
-    put_reads(b, &rd, plan->result_reads, plan->nresult_reads, regs->gprs, 2, NULL, 0,
-              string_max);
+    put_reads(b, &rd, plan->result_reads, plan->nresult_reads, regs->gprs, 2, NULL, 0, string_max);
     values_end(b);
 }

@@ -262,8 +262,8 @@ static bool data_fits(const uint8_t *data, size_t len, uint64_t most)
 }
 
 int capture_decode_args(struct values_buf *b, pid_t tid, uint32_t func,
-                        const struct capture_plan *plan, const uint8_t *table,
-                        const uint8_t *data, size_t len, uint64_t rsp, unsigned string_max)
+                        const struct capture_plan *plan, const uint8_t *table, const uint8_t *data,
+                        size_t len, uint64_t rsp, unsigned string_max)
 {
     if (!data_fits(data, len, entry_bytes(table)) || len < entry_fixed(table))
         return -1;

@@ -65,8 +65,7 @@ static void end_with_retval(void *ctx, const struct frame *frame, unsigned flags
 /* last: the ticks of the thread's previous event, updated. data[0..len): what the event
  * carried (-A/-R), or NULL. */
 static void on_event(struct session *s, struct thread *t, const struct inject_space *sp,
-                     const struct inject_event *ev, uint64_t *last, const uint8_t *data,
-                     size_t len)
+                     const struct inject_event *ev, uint64_t *last, const uint8_t *data, size_t len)
 {
     uint32_t func = ev->func & INJECT_EVENT_FUNC;
     if (func < sp->first_func || func >= sp->end_func)
@@ -201,8 +200,7 @@ static void drain_slot(struct session *s, struct inject_space *sp, int slot, str
     uint8_t *data = s->inject->record;
     for (size_t size; tail != head; tail += size) {
         struct inject_event ev;
-        enum event_state state =
-            read_event(ctl, ring, sp->ring_size, tail, head, &ev, data, &size);
+        enum event_state state = read_event(ctl, ring, sp->ring_size, tail, head, &ev, data, &size);
         if (state == EVENT_PENDING && !final) {
             uint64_t now = clock_ticks(s->clock);
             if (sp->slot_stuck_at[slot] != tail + 1) {

@@ -264,10 +264,10 @@ static int write_stubs(struct session *s, struct process *p, pid_t via, uint64_t
     return 0;
 }
 
-static long patch_planned(struct session *s, struct process *p, pid_t via,
-                          struct inject_space *sp, const struct elf_image *image, uint64_t bias,
-                          const struct text *texts, const struct branch_map *m, uint64_t code,
-                          uint64_t blob, uint8_t *codebuf)
+static long patch_planned(struct session *s, struct process *p, pid_t via, struct inject_space *sp,
+                          const struct elf_image *image, uint64_t bias, const struct text *texts,
+                          const struct branch_map *m, uint64_t code, uint64_t blob,
+                          uint8_t *codebuf)
 {
     uint32_t image_id = s->next_image_id++;
     rec_image(s->rec, image_id, p->pid, bias, image->path);

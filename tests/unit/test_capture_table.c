@@ -90,8 +90,8 @@ static uint8_t *put_reads(uint8_t *at, const uint8_t *op, size_t n, const uint64
             ptr = u64_at(stack + off);
         uint64_t bytes = reserve_of(op, regs), len = bytes;
         if (op[OP_COUNT_SRC] == CT_SRC_STACK) {
-            uint64_t c = count_of(op, regs, stack, stack_bytes, CT_SRC_STACK,
-                                  u32_at(op + OP_COUNT_OFF));
+            uint64_t c =
+                count_of(op, regs, stack, stack_bytes, CT_SRC_STACK, u32_at(op + OP_COUNT_OFF));
             len = c < bytes ? c : bytes;
         } else if (op[OP_COUNT_SRC] != CT_SRC_NONE) {
             uint64_t c = count_of(op, regs, NULL, 0, op[OP_COUNT_SRC], u32_at(op + OP_COUNT_OFF));
@@ -172,8 +172,8 @@ static const struct rec_chunk *chunk(const struct values_buf *b, int n)
 int main(void)
 {
     memset(mem, 'x', sizeof(mem));
-    memcpy(mem, "hello", 6);          /* BASE: a string */
-    memcpy(mem + 16, "\1\2\3\4\5\6", 6); /* BASE+16: a buffer */
+    memcpy(mem, "hello", 6);                 /* BASE: a string */
+    memcpy(mem + 16, "\1\2\3\4\5\6", 6);     /* BASE+16: a buffer */
     memcpy(mem + sizeof(mem) - 3, "end", 3); /* a string running into the end */
     uint64_t ptr_on_stack = BASE, len_on_stack = 5;
     memcpy(mem + 64, &ptr_on_stack, 8); /* the stack arguments, at BASE + 64 + 8 */
@@ -213,12 +213,12 @@ int main(void)
     values_build_args(&want, 7, 42, &plan, &regs, read_direct, NULL, 64);
     CHECK(capture_decode_args(&got, 7, 42, &plan, table, data, len, rsp, 64) == 0);
     CHECK(same_record());
-    CHECK_EQ_U64(chunk(&got, 3)->len, 6);                 /* "hello" and its NUL */
-    CHECK_EQ_U64(chunk(&got, 4)->len, 6);                 /* edx = 6: the upper half masked */
+    CHECK_EQ_U64(chunk(&got, 3)->len, 6); /* "hello" and its NUL */
+    CHECK_EQ_U64(chunk(&got, 4)->len, 6); /* edx = 6: the upper half masked */
     CHECK_EQ_U64(chunk(&got, 5)->flags, CHUNK_UNREADABLE);
-    CHECK_EQ_U64(chunk(&got, 6)->flags, CHUNK_CUT);       /* "end" without a NUL */
-    CHECK_EQ_U64(chunk(&got, 7)->len, 5);                 /* through the stack arguments */
-    CHECK_EQ_U64(chunk(&got, 8)->len, 3);                 /* a constant length */
+    CHECK_EQ_U64(chunk(&got, 6)->flags, CHUNK_CUT); /* "end" without a NUL */
+    CHECK_EQ_U64(chunk(&got, 7)->len, 5);           /* through the stack arguments */
+    CHECK_EQ_U64(chunk(&got, 8)->len, 3);           /* a constant length */
 
     /* the return: a hidden result, and a string at rax */
     uint64_t ret[2] = {BASE, 0};

@@ -17,17 +17,40 @@
 static unsigned long n_label, n_fill, n_scale, n_wide, n_name, n_handler;
 volatile long sink;
 
-TRACED int label(const char *s, int i) { COUNT(n_label); sink += s ? 1 : 0; return i * 2; }
-TRACED int fill(const unsigned char *buf, int len) { COUNT(n_fill); sink += (long)buf; return len; }
-TRACED double scale(double x, float f, int k) { COUNT(n_scale); return x * f + k; }
-TRACED long double wide(long double x) { COUNT(n_wide); return x / 2; }
+TRACED int label(const char *s, int i)
+{
+    COUNT(n_label);
+    sink += s ? 1 : 0;
+    return i * 2;
+}
+TRACED int fill(const unsigned char *buf, int len)
+{
+    COUNT(n_fill);
+    sink += (long)buf;
+    return len;
+}
+TRACED double scale(double x, float f, int k)
+{
+    COUNT(n_scale);
+    return x * f + k;
+}
+TRACED long double wide(long double x)
+{
+    COUNT(n_wide);
+    return x / 2;
+}
 TRACED const char *name_of(int i)
 {
     static const char *names[] = {"zero", "one", "two"};
     COUNT(n_name);
     return names[i % 3];
 }
-TRACED int in_handler(int sig, const char *tag) { COUNT(n_handler); sink += (long)tag; return sig; }
+TRACED int in_handler(int sig, const char *tag)
+{
+    COUNT(n_handler);
+    sink += (long)tag;
+    return sig;
+}
 
 static void one_call(int thread, int i)
 {
@@ -48,15 +71,15 @@ static void same(void)
     char *two = mmap(NULL, 3 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (two == MAP_FAILED)
         exit(1);
-    munmap(two + page, page);               /* a hole after the first page */
+    munmap(two + page, page);                  /* a hole after the first page */
     mprotect(two + 2 * page, page, PROT_NONE); /* and a page no one may read */
     memset(two, 'b', page);
     label("fine", 1);
     label(NULL, 2);
-    label(two + page, 3);          /* unmapped */
-    label(two + page - 5, 4);      /* five 'b' then the hole */
-    label(two + 2 * page, 5);      /* PROT_NONE */
-    label((const char *)16, 6);    /* the null page */
+    label(two + page, 3);       /* unmapped */
+    label(two + page - 5, 4);   /* five 'b' then the hole */
+    label(two + 2 * page, 5);   /* PROT_NONE */
+    label((const char *)16, 6); /* the null page */
     fill((const unsigned char *)"abcdef", 6);
     fill(NULL, 4);
     fill((const unsigned char *)two + page, 8);       /* unmapped */
@@ -74,10 +97,15 @@ static void same(void)
 static int calls_each;
 static volatile int main_done;
 
+/* The main thread (0) goes on until its handler has run SIGNALS times too. */
+#define SIGNALS 20
 static void *worker(void *arg)
 {
     int thread = (int)(long)arg;
     for (int i = 0; i < calls_each; i++)
+        one_call(thread, i);
+    for (int i = calls_each; thread == 0 && __atomic_load_n(&n_handler, __ATOMIC_RELAXED) < SIGNALS;
+         i++)
         one_call(thread, i);
     return NULL;
 }

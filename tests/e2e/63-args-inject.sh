@@ -100,7 +100,7 @@ expect_trace
 same_stdout --ignore-counts
 chk check-counts -f "$CT_OUT"
 chk check-nesting
-summary=$(python3 - "$CT_TRACE" 2>&1 <<'PY') || fail "a call's values are not its own: $summary"
+cat >"$T/check_stress.py" <<'PY'
 import json, re, sys
 ev = [e for e in json.load(open(sys.argv[1]))["traceEvents"] if e.get("ph") == "X"]
 threads, handled, n = set(), 0, 0
@@ -126,6 +126,8 @@ assert len(threads) == 4 and len({t for t, _ in threads}) == 4, threads
 assert handled >= 20, handled
 print(n, "calls,", handled, "in the signal handler, each with its own values")
 PY
+summary=$(python3 "$T/check_stress.py" "$CT_TRACE" 2>&1) ||
+    fail "a call's values are not its own: $summary"
 note "$summary"
 
 exit 0

@@ -6,6 +6,9 @@
 
 #include <string.h>
 
+/* The blob sets these bits with bts: gas and clang take no C suffix (0x...u) in an operand. */
+_Static_assert(INJECT_EVENT_DATA == 1u << 30 && INJECT_EVENT_EXIT == 1u << 31, "event flag bits");
+
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
@@ -331,7 +334,7 @@ __asm__(
     "    mov r11, [rbp]\n"
     "    mov [r15+16], r11\n"
     "    mov r11d, [rbx+8]\n"
-    "    or r11d, " STR(INJECT_EVENT_DATA) "\n"
+    "    bts r11d, 30\n"                          /* INJECT_EVENT_DATA */
     "    mov [r15+24], r11d\n"
     "    rdtsc\n"
     "    shl rdx, 32\n"

@@ -19,6 +19,9 @@ void capture_state_free(struct capture_state *c);
  * link-time address in image_path; image_path NULL: no DWARF, raw registers. */
 void capture_plan_function(struct session *s, const char *image_path, uint64_t addr,
                            const char *name, uint32_t func);
+struct capture_plan;
+/* The plan of function func, or NULL when its values are not captured. */
+const struct capture_plan *capture_plan_of(const struct session *s, uint32_t func);
 void capture_at_entry(struct session *s, struct thread *t, uint32_t func,
                       const struct user_regs_struct *regs);
 void capture_at_return(struct session *s, struct thread *t, uint32_t func,

@@ -2,6 +2,7 @@
  * (engine/frames.h) into the recorder, so both engines make the same trace of the same calls. */
 #include <errno.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <linux/futex.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -12,6 +13,7 @@
 
 #include "arch/x86_64/inject_tramp.h"
 #include "engine/stack_region.h"
+#include "inject/captures.h"
 #include "inject/inject.h"
 #include "inject/space.h"
 #include "util/log.h"
@@ -25,7 +27,7 @@
 static uint64_t real_return(const struct thread *t, const struct inject_space *sp,
                             const struct inject_event *ev)
 {
-    if (ev->ret != sp->blob_exit)
+    if (ev->ret != sp->blob_exit && ev->ret != sp->blob_exit_args)
         return ev->ret;
     for (size_t i = t->stack.depth; i-- > 0;)
         if (t->stack.frames[i].entry_sp == ev->slot)
@@ -40,20 +42,53 @@ static uint64_t tick_step(const struct session *s)
     return s->inject->tick_step;
 }
 
-/* last: the ticks of the thread's previous event, updated. */
-static void on_event(struct session *s, struct thread *t, const struct inject_space *sp,
-                     const struct inject_event *ev, uint64_t *last)
+/* An exit's return value (-A/-R) goes just before the exit record of its own call, as the
+ * ptrace engine writes it; frames closed on the way (abandoned) have none. */
+struct retval_end {
+    struct frame_end_ctx base;
+    uint32_t func;
+    bool pending;
+};
+
+static void end_with_retval(void *ctx, const struct frame *frame, unsigned flags)
 {
-    uint32_t func = ev->func & ~INJECT_EVENT_EXIT;
+    struct retval_end *r = ctx;
+    if (r->pending && !flags && frame->func == r->func) {
+        captures_write_retval(r->base.s, r->base.t);
+        r->pending = false;
+    } else if (!flags && r->base.s->capture) {
+        captures_write_kept(r->base.s, r->base.t, frame->func);
+    }
+    session_frame_end(&r->base, frame, flags);
+}
+
+/* last: the ticks of the thread's previous event, updated. data[0..len): what the event
+ * carried (-A/-R), or NULL. */
+static void on_event(struct session *s, struct thread *t, const struct inject_space *sp,
+                     const struct inject_event *ev, uint64_t *last, const uint8_t *data, size_t len)
+{
+    uint32_t func = ev->func & INJECT_EVENT_FUNC;
     if (func < sp->first_func || func >= sp->end_func)
         return; /* the program wrote over its ring: ignore what makes no sense */
     s->now = ev->tsc;
-    struct frame_end_ctx ctx = {s, t, NULL};
     uint64_t ret = real_return(t, sp, ev);
     if (ev->func & INJECT_EVENT_EXIT) {
-        frames_return(&t->stack, ret, ev->slot + 8, session_frame_end, &ctx);
+        struct retval_end r = {{s, t, NULL}, func, false};
+        r.pending = s->capture && captures_returned(s, t, func, data, len);
+        /* a tail-called function: the chain ends with the exit of the call it came from,
+         * whose return value is to be recorded too (the ptrace engine sees one return) */
+        bool chain = ev->ret == sp->blob_exit || ev->ret == sp->blob_exit_args;
+        if (s->capture && chain) {
+            if (r.pending)
+                captures_keep_for_chain(s, t);
+            return;
+        }
+        frames_return(&t->stack, ret, ev->slot + 8, end_with_retval, &r);
+        if (s->capture)
+            captures_forget_kept(s);
         return;
     }
+    struct frame_end_ctx ctx = {s, t, NULL};
     struct frame call = {.entry_sp = ev->slot,
                          .ret_addr = ret,
                          .region = stack_region(t, ev->slot),
@@ -67,8 +102,11 @@ static void on_event(struct session *s, struct thread *t, const struct inject_sp
         call.ticks += tick_step(s);
         *last = call.ticks;
     }
-    if (frames_enter(&t->stack, &call, session_frame_end, &ctx) == 0)
-        rec_enter(s->rec, t->proc->pid, t->tid, func, call.ticks);
+    if (frames_enter(&t->stack, &call, session_frame_end, &ctx) < 0)
+        return;
+    rec_enter(s->rec, t->proc->pid, t->tid, func, call.ticks);
+    if (s->capture)
+        captures_entered(s, t, func, data, len, ev->slot);
 }
 
 /* The TSC of these machines moves in steps of ~10 ns: a call and the one it makes at once (a tail
@@ -102,20 +140,39 @@ static void publish_tail(uint8_t *ctl, uint64_t tail)
     syscall(SYS_futex, ctl + CTL_TAIL, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
-/* Copies the event at position pos, telling whether it is committed. */
-static enum event_state read_event(const uint8_t *ring, size_t ring_size, uint64_t pos,
-                                   struct inject_event *ev)
+/* Copies the record at position pos (its event, and into data what follows it: -A/-R),
+ * telling whether it is committed; *size: its bytes in the ring, when they can be told. */
+static enum event_state read_event(const uint8_t *ctl, const uint8_t *ring, size_t ring_size,
+                                   uint64_t pos, uint64_t head, struct inject_event *ev,
+                                   uint8_t *data, size_t *size)
 {
     const uint8_t *at = ring + (pos & (ring_size - 1));
     uint32_t want = (uint32_t)(pos / EVENT_SIZE) + 1;
     uint32_t stamp = __atomic_load_n((const uint32_t *)(at + 28), __ATOMIC_ACQUIRE);
+    *size = EVENT_SIZE;
+    uint32_t func = __atomic_load_n((const uint32_t *)(at + 24), __ATOMIC_RELAXED);
+    uint64_t len = 0;
+    if (func & INJECT_EVENT_DATA) {
+        /* written right after the reservation, long before the stamp */
+        len = __atomic_load_n((const uint64_t *)(at + EVENT_SIZE), __ATOMIC_RELAXED);
+        if (len % EVENT_SIZE || len > INJECT_RECORD_MAX - EVENT_SIZE ||
+            pos + EVENT_SIZE + len > head)
+            return EVENT_LOST;
+        *size = EVENT_SIZE + len;
+    }
     if (stamp != want)
         return (int32_t)(stamp - want) > 0 ? EVENT_LOST : EVENT_PENDING;
     memcpy(ev, at, sizeof(*ev));
+    if (len && data)
+        memcpy(data, at + EVENT_SIZE, len);
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
     /* written over meanwhile by a writer a whole turn ahead (a full ring) */
     if (__atomic_load_n((const uint32_t *)(at + 28), __ATOMIC_RELAXED) != want)
         return EVENT_LOST;
+    if (len && space_load(ctl, CTL_HEAD) > pos + ring_size)
+        return EVENT_LOST; /* its data may have been: only positions past pos + ring reach it */
+    if (len && !data)
+        ev->func &= ~INJECT_EVENT_DATA; /* no room to copy it: the call without its values */
     return EVENT_READY;
 }
 
@@ -137,10 +194,13 @@ static void drain_slot(struct session *s, struct inject_space *sp, int slot, str
         return;
     }
     const uint8_t *ring = ctl + CTL_SIZE + SHADOW_SIZE;
-    uint64_t saved_now = s->now;
-    for (; tail != head; tail += EVENT_SIZE) {
+    uint64_t saved_now = s->now, since_publish = 0;
+    if (s->capture && !s->inject->record)
+        s->inject->record = malloc(INJECT_RECORD_MAX);
+    uint8_t *data = s->inject->record;
+    for (size_t size; tail != head; tail += size) {
         struct inject_event ev;
-        enum event_state state = read_event(ring, sp->ring_size, tail, &ev);
+        enum event_state state = read_event(ctl, ring, sp->ring_size, tail, head, &ev, data, &size);
         if (state == EVENT_PENDING && !final) {
             uint64_t now = clock_ticks(s->clock);
             if (sp->slot_stuck_at[slot] != tail + 1) {
@@ -155,15 +215,20 @@ static void drain_slot(struct session *s, struct inject_space *sp, int slot, str
             continue;
         }
         order_ticks(s, &sp->slot_last[slot], &ev);
-        on_event(s, t, sp, &ev, &sp->slot_last[slot]);
-        if ((tail / EVENT_SIZE) % TAIL_PUBLISH_EVENTS == 0)
-            publish_tail(ctl, tail + EVENT_SIZE);
+        bool with_data = ev.func & INJECT_EVENT_DATA;
+        on_event(s, t, sp, &ev, &sp->slot_last[slot], with_data ? data : NULL,
+                 with_data ? size - EVENT_SIZE : 0);
+        if (++since_publish % TAIL_PUBLISH_EVENTS == 0)
+            publish_tail(ctl, tail + size);
     }
     s->now = saved_now;
     publish_tail(ctl, tail);
 }
 
-static void drain_space(struct session *s, struct inject_space *sp, bool final)
+/* ended: the thread that ended (its ring is drained whole: it will write no more), -1: every
+ * thread's, 0: none. Another thread may be inside a trampoline, between reserving a record
+ * and committing it: a final drain of its ring would lose that record. */
+static void drain_space(struct session *s, struct inject_space *sp, pid_t ended)
 {
     for (int i = 0; i < REGION_SLOTS; i++) {
         if (!sp->slot_tid[i])
@@ -175,11 +240,11 @@ static void drain_space(struct session *s, struct inject_space *sp, bool final)
             space_slot_release(s->inject, sp, i); /* gone: nothing more will come */
             continue;
         }
-        drain_slot(s, sp, i, t, final);
+        drain_slot(s, sp, i, t, ended == -1 || sp->slot_tid[i] == ended);
     }
 }
 
-void inject_drain(struct session *s, bool final)
+static void drain_all(struct session *s, pid_t ended)
 {
     struct inject_engine *e = s->inject;
     for (;;) {
@@ -191,13 +256,18 @@ void inject_drain(struct session *s, bool final)
                 gone = sp;
                 break;
             }
-            drain_space(s, sp, final);
+            drain_space(s, sp, ended);
         }
         if (!gone)
             return;
         addr_map_del(&e->spaces, (uint64_t)gone->pid);
         space_free(e, gone);
     }
+}
+
+void inject_drain(struct session *s, bool final)
+{
+    drain_all(s, final ? -1 : 0);
 }
 
 /* SIGCHLD tells of every ptrace stop: calltrace sleeps on it, blocked, with a timeout to drain
@@ -211,7 +281,7 @@ pid_t inject_wait(struct session *s, int *status)
     for (;;) {
         pid_t tid = waitpid(-1, status, __WALL | WNOHANG);
         /* a thread or process that ended wrote everything it will: drain it whole */
-        inject_drain(s, tid > 0 && (WIFEXITED(*status) || WIFSIGNALED(*status)));
+        drain_all(s, tid > 0 && (WIFEXITED(*status) || WIFSIGNALED(*status)) ? tid : 0);
         if (tid != 0)
             return tid;
         if (*s->stop_signal && !s->killing) {

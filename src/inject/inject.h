@@ -10,6 +10,9 @@
  *                                   ctl | shadow stack | ring   /proc/CALLTRACE/fd/N)
  *   thread t <── drained events ───────────── fs:[0x80] -> its slot's ctl
  *
+ * -A/-R: captured functions enter the trampoline's args path, which copies what their
+ * capture table names into the ring (inject/captures.h, inject/capture_table.h).
+ *
  * What it does not do yet falls back or is said: forked children are traced by the ptrace
  * engine until they exec (one line),
  * functions it cannot patch safely are counted (-v says why), programs it cannot handle
@@ -41,6 +44,13 @@ struct inject_engine {
     uint64_t lost_returns;       /* returns not recorded, from spaces already gone */
     uint64_t corrupt_slots;      /* rings whose indexes made no sense: no longer read */
     uint64_t tick_step;          /* ticks in a nanosecond, rounded up; 0 until needed */
+    struct addr_map capture_tables; /* func id + 1 -> its capture table (-A/-R), as placed */
+    struct values_buf *values;      /* the record being decoded from a ring (-A/-R) */
+    uint8_t *record;                /* a ring record with data, copied out of the ring */
+    uint8_t *tail_values;           /* the return values of a chain of tail calls, until */
+    size_t tail_values_len;         /* its last exit ends every call of the chain */
+    size_t tail_values_cap;
+    pid_t tail_values_tid;
     bool children_noted;
 };
 

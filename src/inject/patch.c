@@ -6,6 +6,8 @@
 
 #include "arch/x86_64/inject_tramp.h"
 #include "arch/x86_64/relocate.h"
+#include "engine/arg_capture.h"
+#include "inject/captures.h"
 #include "probe/memory.h"
 #include "util/log.h"
 
@@ -198,8 +200,8 @@ static int read_texts(struct process *p, const struct elf_image *image, uint64_t
  * bytes of f the jump covers, or 0 with *why. */
 static size_t plan_function(struct session *s, const struct func_symbol *f, size_t index,
                             const struct text *t, uint64_t off, uint64_t addr,
-                            const struct branch_map *m, uint64_t code, uint64_t blob_entry,
-                            uint32_t func, uint8_t *buf, const char **why)
+                            const struct branch_map *m, uint64_t code, uint8_t *buf,
+                            const char **why)
 {
     if (m->loops_to_entry[index]) {
         *why = "its body jumps back to its first instruction";
@@ -226,7 +228,6 @@ static size_t plan_function(struct session *s, const struct func_symbol *f, size
         *why = "a branch lands inside the bytes the jump would cover";
         return 0;
     }
-    inject_func_stub(buf, code, blob_entry, func);
     memset(buf + FUNC_RELOC_OFF + reloc_len, 0xcc, FUNC_RELOC_MAX - reloc_len);
     return covered;
 }
@@ -244,16 +245,38 @@ static bool wanted(struct session *s, const struct func_symbol *f)
     return true;
 }
 
-static long patch_planned(struct session *s, struct process *p, struct inject_space *sp,
+/* The stubs of the functions planned, ids[0..n): those with a capture table (-A/-R) enter the
+ * blob at its args entry, the others pay nothing for it. */
+static int write_stubs(struct session *s, struct process *p, pid_t via, uint64_t code,
+                       uint64_t blob, uint8_t *codebuf, const uint32_t *ids, size_t n)
+{
+    uint64_t *tables = calloc(n ? n : 1, sizeof(*tables));
+    if (!tables)
+        return -1;
+    if (s->capture)
+        captures_place(s, p, via, code, ids, n, tables);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t entry = blob + (tables[i] ? inject_blob_entry_args_off : inject_blob_entry_off);
+        inject_func_stub(codebuf + i * FUNC_CODE_SIZE, code + i * FUNC_CODE_SIZE, entry, ids[i],
+                         tables[i]);
+    }
+    free(tables);
+    return 0;
+}
+
+static long patch_planned(struct session *s, struct process *p, pid_t via, struct inject_space *sp,
                           const struct elf_image *image, uint64_t bias, const struct text *texts,
-                          const struct branch_map *m, uint64_t code, uint64_t blob_entry,
+                          const struct branch_map *m, uint64_t code, uint64_t blob,
                           uint8_t *codebuf)
 {
     uint32_t image_id = s->next_image_id++;
     rec_image(s->rec, image_id, p->pid, bias, image->path);
     sp->patches = calloc(image->nfuncs ? image->nfuncs : 1, sizeof(*sp->patches));
-    if (!sp->patches)
+    uint32_t *ids = calloc(image->nfuncs ? image->nfuncs : 1, sizeof(*ids));
+    if (!sp->patches || !ids) {
+        free(ids);
         return -1;
+    }
     sp->first_func = s->next_func_id;
     size_t used = 0;
     for (size_t i = 0; i < image->nfuncs; i++) {
@@ -265,8 +288,7 @@ static long patch_planned(struct session *s, struct process *p, struct inject_sp
         const char *why = NULL;
         uint64_t at = code + used * FUNC_CODE_SIZE;
         uint8_t *buf = codebuf + used * FUNC_CODE_SIZE;
-        size_t covered =
-            plan_function(s, f, i, t, off, addr, m, at, blob_entry, s->next_func_id, buf, &why);
+        size_t covered = plan_function(s, f, i, t, off, addr, m, at, buf, &why);
         if (!covered) {
             dbg(DBG_PROBE, 1, "skipping %s: %s", f->name, why);
             s->skipped_functions++;
@@ -276,11 +298,14 @@ static long patch_planned(struct session *s, struct process *p, struct inject_sp
         pt->addr = addr;
         pt->len = (uint8_t)covered;
         memcpy(pt->orig, t->bytes + off, covered);
-        rec_func(s->rec, s->next_func_id++, image_id, addr, f->size, f->name);
-        used++;
+        rec_func(s->rec, s->next_func_id, image_id, addr, f->size, f->name);
+        capture_plan_function(s, image->path, f->addr, f->name, s->next_func_id);
+        ids[used++] = s->next_func_id++;
     }
     sp->end_func = s->next_func_id;
-    if (used && mem_write(p->mem_fd, code, codebuf, used * FUNC_CODE_SIZE) < 0)
+    int rc = write_stubs(s, p, via, code, blob, codebuf, ids, used);
+    free(ids);
+    if (rc < 0 || (used && mem_write(p->mem_fd, code, codebuf, used * FUNC_CODE_SIZE) < 0))
         return -1;
     long patched = 0;
     for (size_t i = 0; i < sp->npatches; i++) {
@@ -297,8 +322,8 @@ static long patch_planned(struct session *s, struct process *p, struct inject_sp
     return patched;
 }
 
-long patch_image(struct session *s, struct process *p, struct inject_space *sp,
-                 const struct elf_image *image, uint64_t bias, uint64_t code, uint64_t blob_entry)
+long patch_image(struct session *s, struct process *p, pid_t via, struct inject_space *sp,
+                 const struct elf_image *image, uint64_t bias, uint64_t code, uint64_t blob)
 {
     struct text *texts = calloc(image->nsegments ? image->nsegments : 1, sizeof(*texts));
     struct branch_map m = {0};
@@ -306,7 +331,7 @@ long patch_image(struct session *s, struct process *p, struct inject_space *sp,
     long rc = -1;
     if (texts && codebuf && read_texts(p, image, bias, texts) == 0 &&
         scan_branches(s->decoder, image, bias, texts, image->nsegments, &m) == 0)
-        rc = patch_planned(s, p, sp, image, bias, texts, &m, code, blob_entry, codebuf);
+        rc = patch_planned(s, p, via, sp, image, bias, texts, &m, code, blob, codebuf);
     for (size_t i = 0; texts && i < image->nsegments; i++)
         free(texts[i].bytes);
     free(texts);

@@ -6,6 +6,7 @@
 #include <sys/ptrace.h>
 
 #include "arch/x86_64/inject_tramp.h"
+#include "inject/captures.h"
 #include "inject/inject.h"
 #include "inject/patch.h"
 #include "inject/space.h"
@@ -19,7 +20,7 @@
     (PTRACE_O_EXITKILL | PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |          \
      PTRACE_O_TRACEEXEC | PTRACE_O_TRACEVFORKDONE)
 
-#define BLOB_ROOM 1024 /* the blob, then the memfd's path */
+#define BLOB_ROOM 4096 /* the blob, then the memfd's path */
 
 static size_t round_pow2(size_t v)
 {
@@ -33,7 +34,8 @@ struct inject_engine *inject_engine_new(size_t ring_size)
 {
     struct inject_engine *e = calloc(1, sizeof(*e));
     if (!e || addr_map_init(&e->spaces, 16) < 0 || addr_map_init(&e->forks, 16) < 0 ||
-        addr_map_init(&e->shared_tls, 16) < 0 || addr_map_init(&e->ptrace_only, 16) < 0) {
+        addr_map_init(&e->shared_tls, 16) < 0 || addr_map_init(&e->ptrace_only, 16) < 0 ||
+        addr_map_init(&e->capture_tables, 64) < 0) {
         free(e);
         return NULL;
     }
@@ -53,6 +55,7 @@ void inject_engine_free(struct inject_engine *e)
     addr_map_free(&e->forks);
     addr_map_free(&e->shared_tls);
     addr_map_free(&e->ptrace_only);
+    captures_free(e);
     free(e);
 }
 
@@ -116,7 +119,8 @@ long inject_trace_image(struct session *s, struct process *p, pid_t via,
         dbg(DBG_ENGINE, 1, "process %d: cannot ask for vfork-done stops: %s", (int)p->pid,
             strerror(errno));
     sp->blob_exit = code + inject_blob_exit_off;
-    long n = patch_image(s, p, sp, image, bias, code + BLOB_ROOM, code + inject_blob_entry_off);
+    sp->blob_exit_args = code + inject_blob_exit_args_off;
+    long n = patch_image(s, p, via, sp, image, bias, code + BLOB_ROOM, code);
     dbg(DBG_ENGINE, 1, "%s: %ld functions patched in process %d", image->path, n, (int)p->pid);
     return n < 0 ? 0 : n;
 }

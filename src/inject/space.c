@@ -62,7 +62,8 @@ struct inject_space *space_new(struct process *p, pid_t via, uint64_t path_addr,
         return NULL;
     sp->pid = p->pid;
     sp->ring_size = ring_size;
-    sp->slot_size = CTL_SIZE + SHADOW_SIZE + ring_size;
+    /* the slack: a record with data (-A/-R) that starts near the ring's end runs on past it */
+    sp->slot_size = CTL_SIZE + SHADOW_SIZE + ring_size + INJECT_RECORD_MAX;
     sp->size = REGION_HEADER + REGION_SLOTS * sp->slot_size;
     sp->local = MAP_FAILED;
     sp->memfd = memfd_create("calltrace-rings", MFD_CLOEXEC);
@@ -131,6 +132,7 @@ int space_slot_take(struct inject_space *sp, pid_t tid)
     space_store(ctl, CTL_SHADOW_TOP, shadow);
     space_store(ctl, CTL_SHADOW_END, shadow + SHADOW_SIZE);
     space_store(ctl, CTL_CONSUMER, (uint64_t)getpid());
+    space_store(ctl, CTL_PID, (uint64_t)sp->pid);
     sp->slot_tid[i] = tid;
     sp->slot_fs[i] = 0;
     sp->slot_lender[i] = 0;

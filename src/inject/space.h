@@ -40,6 +40,7 @@ struct inject_space {
     uint64_t slot_stuck_since[REGION_SLOTS];
     uint32_t first_func, end_func; /* the ids of its functions */
     uint64_t blob_exit;            /* where hooked calls return to, in the program */
+    uint64_t blob_exit_args;       /* the same for functions whose values are captured */
     struct inject_patch *patches;
     size_t npatches;
     bool corrupt_reported;

@@ -46,7 +46,8 @@
 #define CTL_CONSUMER 72 /* calltrace's pid, woken with SIGCHLD when the ring is full */
 /* returns not recorded (ring full): their calls end at the next event that shows them over */
 #define CTL_LOST_RETURNS 80
-#define CTL_TAIL 128 /* bytes read by calltrace (consumer), on its own cache line */
+#define CTL_PID 88      /* the program's pid: process_vm_readv copies pointees (-A) */
+#define CTL_TAIL 128    /* bytes read by calltrace (consumer), on its own cache line */
 #define CTL_SIZE 4096
 
 /* A ring event. The writer reserves it (head += EVENT_SIZE), fills it, and commits it by writing
@@ -62,6 +63,39 @@ struct inject_event {
     uint32_t stamp;
 };
 #define INJECT_EVENT_EXIT 0x80000000u
+/* -A/-R: data follows the event, its first word the data's length (a multiple of EVENT_SIZE),
+ * laid out as its function's capture table says (inject/capture_table.h). The whole record is
+ * reserved at once and committed by the event's stamp; the ring has INJECT_RECORD_MAX bytes of
+ * slack after its end, so a record never wraps: it is written and read in one piece. */
+#define INJECT_EVENT_DATA 0x40000000u
+#define INJECT_EVENT_FUNC 0x3fffffffu
+#define INJECT_RECORD_MAX (64u << 10)
+
+/* A captured function's table, in the program next to its code, found from its descriptor
+ * (a rel32 at FUNC_DESC_OFF + 12) at the entry and from its shadow entry at the exit. */
+#define CT_ENTRY_SIZE 0     /* u32: bytes of data after the entry event */
+#define CT_EXIT_SIZE 4      /* u32: after the exit event; 0: a plain exit */
+#define CT_ENTRY_XMM 8      /* u8: copy xmm0-7 */
+#define CT_RESULT_FP 9      /* u8: copy xmm0, xmm1 and st(0) */
+#define CT_NREADS 10        /* u16: pointer reads at the entry */
+#define CT_NRESULT_READS 12 /* u16: at the exit, after them */
+#define CT_STACK_BYTES 16   /* u32: stack arguments to copy */
+#define CT_HIDDEN_SIZE 20   /* u32: bytes of a result returned in memory at rax */
+#define CT_HEAD 32
+/* One pointer read: ptr from a register or the copied stack arguments; its length the cap, or
+ * a count (masked to its size by shl/shr OP_SHIFT) when smaller. */
+#define CT_OP_SIZE 32
+#define OP_PTR_SRC 0   /* u8: enum ct_src */
+#define OP_COUNT_SRC 1 /* u8 */
+#define OP_SHIFT 2     /* u8: 64 - 8 * the count's size, or 0 */
+#define OP_PTR_OFF 4   /* u32: register index * 8, or stack byte offset */
+#define OP_COUNT_OFF 8 /* u32 */
+#define OP_CAP 12      /* u32: bytes reserved for it in the record */
+#define OP_COUNT_CONST 16
+#define CT_SRC_GPR 0
+#define CT_SRC_STACK 1
+#define CT_SRC_CONST 2
+#define CT_SRC_NONE 3 /* count: the cap; pointer: no read */
 
 /* A shadow stack entry. */
 #define SHADOW_ENTRY_SIZE 32
@@ -84,13 +118,18 @@ extern const uint8_t inject_blob[];
 extern const size_t inject_blob_size;
 extern const size_t inject_blob_entry_off;
 extern const size_t inject_blob_exit_off;
+/* The same for functions with a capture table (-A/-R). */
+extern const size_t inject_blob_entry_args_off;
+extern const size_t inject_blob_exit_args_off;
 /* .quad: the address of the word holding the main thread's control block (0 once taken); the
  * blob is read-only in the program, the word lives in the shared region. */
 extern const size_t inject_blob_main_ctl_off;
 
 /* Fills code[0..FUNC_RELOC_OFF) for a function placed at at (stub and descriptor), whose
- * relocated copy is at at + FUNC_RELOC_OFF; blob_entry is the blob's entry in the program. */
-void inject_func_stub(uint8_t *code, uint64_t at, uint64_t blob_entry, uint32_t func);
+ * relocated copy is at at + FUNC_RELOC_OFF; blob_entry is the blob's entry in the program
+ * (its args entry when table, the function's capture table, is not 0). */
+void inject_func_stub(uint8_t *code, uint64_t at, uint64_t blob_entry, uint32_t func,
+                      uint64_t table);
 
 /* The bytes written over a function's first len (>= 5) instructions: jmp stub, then int3s. */
 void inject_entry_jump(uint8_t *bytes, size_t len, uint64_t addr, uint64_t stub);

@@ -1,4 +1,4 @@
-/* calltrace -A -R under the inject engine (tests/e2e/63).
+/* calltrace -A -R under the inject engine (tests/e2e/64).
  *   argstress same: one thread; bad char * and --capture pointers (NULL, unmapped, running
  *     into a hole, PROT_NONE), doubles, floats, long double, strings returned: both engines
  *     must record the same values.

@@ -78,12 +78,9 @@ static void usage(FILE *f)
           "                     every breakpoint (threads are always traced)\n"
           "      --engine=E     ptrace (the default): a breakpoint stop per call, traces\n"
           "                     everything; inject: records inside the program through\n"
-          "                     patched entries, ~1000x faster (-A/-R too); launch only;
-"
-          "                     forked children until they exec, and programs it cannot
-"
-          "                     handle yet (static, swapcontext) fall back to ptrace
-"
+          "                     patched entries, ~1000x faster (-A/-R too); launch only;\n"
+          "                     forked children until they exec, and programs it cannot\n"
+          "                     handle yet (static, swapcontext) fall back to ptrace\n"
           "      --buffer-size N  with --engine=inject: each thread's ring, in bytes (K, M\n"
           "                     suffixes; default 8M); a thread with a full ring waits for\n"
           "                     calltrace, at most 200 ms, then drops calls and says so\n"

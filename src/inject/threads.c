@@ -24,7 +24,7 @@
 struct inject_fork_copy {
     uint64_t remote, size;
     uint64_t ctl_remote; /* 0: the forking thread had no control block */
-    uint64_t blob_exit;
+    struct exit_hooks exits;
     struct inject_patch *patches;
     size_t npatches;
     size_t shadow_len;
@@ -78,7 +78,7 @@ static void fork_child_to_ptrace(struct session *s, struct thread *t, struct inj
     addr_map_del(&s->inject->forks, (uint64_t)p->pid);
     int rc = detach_child_region(p, t->tid, c);
     if (rc == 0 && c->ctl_remote)
-        inject_unhook_inherited(p, t->tid, c->blob_exit, c->shadow, c->shadow_len);
+        inject_unhook_inherited(p, t->tid, c->exits, c->shadow, c->shadow_len);
     free(c->patches);
     free(c);
     if (rc < 0) {
@@ -173,7 +173,7 @@ static void copy_for_fork(struct session *s, struct inject_space *sp, int slot, 
     c->npatches = sp->npatches;
     c->remote = sp->remote;
     c->size = sp->size;
-    c->blob_exit = sp->blob_exit;
+    c->exits = (struct exit_hooks){sp->blob_exit, sp->blob_exit_args};
     if (slot >= 0) {
         const uint8_t *ctl = space_ctl(sp, slot);
         c->ctl_remote = space_ctl_remote(sp, slot);

@@ -128,11 +128,28 @@ static bool shadow_of(const struct inject_space *sp, pid_t tid, struct shadow_vi
     return true;
 }
 
-/* Swaps the return address slots of the live entries (slot at or above rsp; their ret not
- * blob_exit: a tail call's entry shares its caller's slot), newest first, from blob_exit to their
- * real return address (unhook) or back (rehook). */
-static void swap_entries(struct process *p, uint64_t blob_exit, const struct shadow_entry *base,
-                         size_t depth, uint64_t rsp, bool unhook)
+/* The trampoline exit a shadow entry's call returns through: the -A/-R path marks its entries
+ * (bit 32 of the function word) and has an exit of its own. */
+static uint64_t exit_of(struct exit_hooks hooks, const struct shadow_entry *e)
+{
+    return (e->func >> 32) & 1 ? hooks.args : hooks.plain;
+}
+
+static bool is_exit(struct exit_hooks hooks, uint64_t addr)
+{
+    return addr == hooks.plain || addr == hooks.args;
+}
+
+static struct exit_hooks space_exits(const struct inject_space *sp)
+{
+    return (struct exit_hooks){sp->blob_exit, sp->blob_exit_args};
+}
+
+/* Swaps the return address slots of the live entries (slot at or above rsp; their ret not a
+ * trampoline exit: a tail call's entry shares its caller's slot), newest first, from the exit to
+ * their real return address (unhook) or back (rehook). */
+static void swap_entries(struct process *p, struct exit_hooks hooks,
+                         const struct shadow_entry *base, size_t depth, uint64_t rsp, bool unhook)
 {
     struct slot_swap *swaps = malloc((depth ? depth : 1) * sizeof(*swaps));
     if (!swaps) {
@@ -142,35 +159,36 @@ static void swap_entries(struct process *p, uint64_t blob_exit, const struct sha
     size_t n = 0;
     for (size_t i = depth; i-- > 0;) {
         const struct shadow_entry *e = &base[i];
-        if (e->ret == blob_exit || e->slot < rsp)
+        if (is_exit(hooks, e->ret) || e->slot < rsp)
             continue;
-        swaps[n++] = unhook ? (struct slot_swap){e->slot, blob_exit, e->ret}
-                            : (struct slot_swap){e->slot, e->ret, blob_exit};
+        uint64_t hook = exit_of(hooks, e);
+        swaps[n++] = unhook ? (struct slot_swap){e->slot, hook, e->ret}
+                            : (struct slot_swap){e->slot, e->ret, hook};
     }
     return_slots_swap(p->pid, p->mem_fd, swaps, n);
     free(swaps);
 }
 
 /* Every live hooked call of a thread returns to its real address. */
-static void unhook_entries(struct process *p, uint64_t blob_exit, const struct shadow_entry *base,
-                           size_t depth, uint64_t rsp)
+static void unhook_entries(struct process *p, struct exit_hooks hooks,
+                           const struct shadow_entry *base, size_t depth, uint64_t rsp)
 {
-    swap_entries(p, blob_exit, base, depth, rsp, true);
+    swap_entries(p, hooks, base, depth, rsp, true);
 }
 
 static void unhook_returns(struct process *p, const struct inject_space *sp,
                            const struct shadow_view *v, uint64_t rsp)
 {
-    unhook_entries(p, sp->blob_exit, v->base, v->depth, rsp);
+    unhook_entries(p, space_exits(sp), v->base, v->depth, rsp);
 }
 
-void inject_unhook_inherited(struct process *p, pid_t tid, uint64_t blob_exit, const void *shadow,
-                             size_t len)
+void inject_unhook_inherited(struct process *p, pid_t tid, struct exit_hooks hooks,
+                             const void *shadow, size_t len)
 {
     struct user_regs_struct regs;
     if (ptrace(PTRACE_GETREGS, tid, 0, &regs) < 0)
         return;
-    unhook_entries(p, blob_exit, shadow, len / SHADOW_ENTRY_SIZE, regs.rsp);
+    unhook_entries(p, hooks, shadow, len / SHADOW_ENTRY_SIZE, regs.rsp);
 }
 
 /* Writes the exit event of e into the stopped thread's ring, as blob_exit would have. */
@@ -215,7 +233,7 @@ static void rehook_returns(struct session *s, struct process *p, struct inject_s
         space_store(v->ctl, CTL_SHADOW_TOP, v->remote_base + depth * SHADOW_ENTRY_SIZE);
         v->depth = depth;
     }
-    swap_entries(p, sp->blob_exit, v->base, depth, live_sp, false);
+    swap_entries(p, space_exits(sp), v->base, depth, live_sp, false);
 }
 
 /* The exception class of libstdc++'s exceptions (the Itanium C++ ABI's __cxa_exception), and of
@@ -266,10 +284,11 @@ static uint64_t walk_return(const struct process *p, const struct inject_space *
     uint64_t ret;
     if (mem_read(p->mem_fd, rsp, &ret, sizeof(ret)) < 0)
         return 0;
-    for (size_t i = v->depth; ret == sp->blob_exit && i-- > 0;)
-        if (v->base[i].slot == rsp && v->base[i].ret != sp->blob_exit)
+    struct exit_hooks hooks = space_exits(sp);
+    for (size_t i = v->depth; is_exit(hooks, ret) && i-- > 0;)
+        if (v->base[i].slot == rsp && !is_exit(hooks, v->base[i].ret))
             ret = v->base[i].ret;
-    return ret == sp->blob_exit ? 0 : ret;
+    return is_exit(hooks, ret) ? 0 : ret;
 }
 
 bool inject_on_hook(struct session *s, struct thread *t, uint64_t addr)

@@ -55,7 +55,11 @@ struct unwind_hook {
 /* A forked child, stopped (thread tid), leaves the inject engine: the calls it inherited from the
  * thread that forked, hooked in the parent (shadow: a copy of that thread's shadow stack, len
  * bytes), return to their real addresses, so that the child can unwind through them too. */
-void inject_unhook_inherited(struct process *p, pid_t tid, uint64_t blob_exit, const void *shadow,
-                             size_t len);
+/* Where hooked calls return to: the plain trampoline's exit and the -A/-R one's. */
+struct exit_hooks {
+    uint64_t plain, args;
+};
+void inject_unhook_inherited(struct process *p, pid_t tid, struct exit_hooks hooks,
+                             const void *shadow, size_t len);
 
 #endif

@@ -56,11 +56,28 @@ const char *inject_image_unsupported(const char *path);
 long inject_trace_image(struct session *s, struct process *p, pid_t via,
                         const struct elf_image *image, uint64_t bias);
 
+/* -l: patches the traced functions of a library (loaded at bias in p; stopped thread via), in a
+ * code region near it; those it cannot patch get breakpoints. Returns the number traced, or -1
+ * (nothing done: p has no rings, or no room near the library) for the caller's breakpoints. */
+long inject_trace_library(struct session *s, struct process *p, pid_t via,
+                          const struct elf_image *image, uint64_t bias);
+/* -l: the library in [lo, hi) of p was unloaded: drains the rings, then forgets its patches. */
+void inject_forget_library(struct session *s, struct process *p, uint64_t lo, uint64_t hi);
+/* Is addr the entry of a function the inject engine patched in p? */
+bool inject_patched_at(const struct session *s, const struct process *p, uint64_t addr);
+
 /* Moves every event written so far into the recorder; final: even those whose writer never
  * finished them (counted as dropped), because it will not. */
 void inject_drain(struct session *s, bool final);
 /* Does a traced process have rings (not every image can be injected)? */
 bool inject_has_rings(const struct session *s);
+/* Moves t's events (t stopped: all of them) into the recorder, before a breakpoint of t is. */
+void inject_drain_thread(struct session *s, struct thread *t);
+/* A breakpoint's function entered with ret, read at rsp: when ret is a trampoline's exit (a tail
+ * call from a patched function), sets it to the real return address and returns true: the
+ * trampoline's exit event ends the call, no return site is needed. */
+bool inject_hooked_return(const struct session *s, const struct thread *t, uint64_t rsp,
+                          uint64_t *ret);
 /* Waits for a ptrace stop (its tid, status) while draining the rings; returns like waitpid. */
 pid_t inject_wait(struct session *s, int *status);
 

@@ -6,6 +6,7 @@
 
 #include "arch/x86_64/inject_tramp.h"
 #include "arch/x86_64/relocate.h"
+#include "probe/breakpoints.h"
 #include "probe/memory.h"
 #include "util/log.h"
 
@@ -244,18 +245,57 @@ static bool wanted(struct session *s, const struct func_symbol *f)
     return true;
 }
 
-static long patch_planned(struct session *s, struct process *p, struct inject_space *sp,
+/* Room for n more patches in sp. */
+static int reserve_patches(struct inject_space *sp, size_t n)
+{
+    if (sp->npatches + n <= sp->patches_cap)
+        return 0;
+    size_t cap = sp->npatches + n;
+    struct inject_patch *more = reallocarray(sp->patches, cap ? cap : 1, sizeof(*more));
+    if (!more)
+        return -1;
+    sp->patches = more;
+    sp->patches_cap = cap;
+    return 0;
+}
+
+/* The functions the jump cannot go over get the ptrace engine's breakpoint instead: calltrace
+ * stays attached, and a breakpoint covers one byte, which any function has. */
+static long breakpoint_fallbacks(struct session *s, struct process *p, pid_t via, uint32_t image_id,
+                                 const struct elf_image *image, uint64_t bias, const size_t *which,
+                                 const char *const *why, size_t n)
+{
+    long traced = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct func_symbol *f = &image->funcs[which[i]];
+        int rc = probe_insert_symbol(s, p, via, image_id, image->path, f, bias);
+        if (rc < 0)
+            break;
+        if (rc > 0)
+            dbg(DBG_PROBE, 1, "%s: on a breakpoint (the ptrace engine's), not patched: %s", f->name,
+                why[i]);
+        traced += rc;
+    }
+    return traced;
+}
+
+static long patch_planned(struct session *s, struct process *p, pid_t via, struct inject_space *sp,
                           const struct elf_image *image, uint64_t bias, const struct text *texts,
                           const struct branch_map *m, uint64_t code, uint64_t blob_entry,
                           uint8_t *codebuf)
 {
     uint32_t image_id = s->next_image_id++;
     rec_image(s->rec, image_id, p->pid, bias, image->path);
-    sp->patches = calloc(image->nfuncs ? image->nfuncs : 1, sizeof(*sp->patches));
-    if (!sp->patches)
+    size_t *fallback = calloc(image->nfuncs ? image->nfuncs : 1, sizeof(*fallback));
+    const char **fallback_why = calloc(image->nfuncs ? image->nfuncs : 1, sizeof(*fallback_why));
+    if (!fallback || !fallback_why || reserve_patches(sp, image->nfuncs) < 0) {
+        free(fallback);
+        free(fallback_why);
         return -1;
-    sp->first_func = s->next_func_id;
-    size_t used = 0;
+    }
+    if (!sp->end_func) /* the first image: its ids, then its libraries' (-l) */
+        sp->first_func = s->next_func_id;
+    size_t first_patch = sp->npatches, used = 0, nfallback = 0;
     for (size_t i = 0; i < image->nfuncs; i++) {
         const struct func_symbol *f = &image->funcs[i];
         uint64_t addr = f->addr + bias, off;
@@ -268,8 +308,8 @@ static long patch_planned(struct session *s, struct process *p, struct inject_sp
         size_t covered =
             plan_function(s, f, i, t, off, addr, m, at, blob_entry, s->next_func_id, buf, &why);
         if (!covered) {
-            dbg(DBG_PROBE, 1, "skipping %s: %s", f->name, why);
-            s->skipped_functions++;
+            fallback_why[nfallback] = why;
+            fallback[nfallback++] = i;
             continue;
         }
         struct inject_patch *pt = &sp->patches[sp->npatches++];
@@ -280,13 +320,15 @@ static long patch_planned(struct session *s, struct process *p, struct inject_sp
         used++;
     }
     sp->end_func = s->next_func_id;
-    if (used && mem_write(p->mem_fd, code, codebuf, used * FUNC_CODE_SIZE) < 0)
-        return -1;
     long patched = 0;
-    for (size_t i = 0; i < sp->npatches; i++) {
+    if (used && mem_write(p->mem_fd, code, codebuf, used * FUNC_CODE_SIZE) < 0) {
+        sp->npatches = first_patch;
+        patched = -1;
+    }
+    for (size_t i = first_patch; patched >= 0 && i < sp->npatches; i++) {
         const struct inject_patch *pt = &sp->patches[i];
         uint8_t jump[sizeof(pt->orig)];
-        inject_entry_jump(jump, pt->len, pt->addr, code + i * FUNC_CODE_SIZE);
+        inject_entry_jump(jump, pt->len, pt->addr, code + (i - first_patch) * FUNC_CODE_SIZE);
         if (mem_write(p->mem_fd, pt->addr, jump, pt->len) < 0) {
             dbg(DBG_PROBE, 1, "cannot patch %#llx: %s", (unsigned long long)pt->addr,
                 strerror(errno));
@@ -294,10 +336,24 @@ static long patch_planned(struct session *s, struct process *p, struct inject_sp
         }
         patched++;
     }
+    if (patched >= 0)
+        patched += breakpoint_fallbacks(s, p, via, image_id, image, bias, fallback, fallback_why,
+                                        nfallback);
+    free(fallback);
+    free(fallback_why);
     return patched;
 }
 
-long patch_image(struct session *s, struct process *p, struct inject_space *sp,
+void patch_forget(struct inject_space *sp, uint64_t lo, uint64_t hi)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < sp->npatches; i++)
+        if (sp->patches[i].addr < lo || sp->patches[i].addr >= hi)
+            sp->patches[kept++] = sp->patches[i];
+    sp->npatches = kept;
+}
+
+long patch_image(struct session *s, struct process *p, pid_t via, struct inject_space *sp,
                  const struct elf_image *image, uint64_t bias, uint64_t code, uint64_t blob_entry)
 {
     struct text *texts = calloc(image->nsegments ? image->nsegments : 1, sizeof(*texts));
@@ -306,7 +362,7 @@ long patch_image(struct session *s, struct process *p, struct inject_space *sp,
     long rc = -1;
     if (texts && codebuf && read_texts(p, image, bias, texts) == 0 &&
         scan_branches(s->decoder, image, bias, texts, image->nsegments, &m) == 0)
-        rc = patch_planned(s, p, sp, image, bias, texts, &m, code, blob_entry, codebuf);
+        rc = patch_planned(s, p, via, sp, image, bias, texts, &m, code, blob_entry, codebuf);
     for (size_t i = 0; texts && i < image->nsegments; i++)
         free(texts[i].bytes);
     free(texts);

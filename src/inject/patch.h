@@ -11,11 +11,16 @@
 /* How many bytes of code region patch_image may use for image (an upper bound). */
 size_t patch_code_size(const struct elf_image *image);
 
-/* Patches every traced function of image (loaded at bias in p) that can be patched safely:
- * its code goes at code (patch_code_size bytes in p), the shared trampoline at blob_entry.
- * Records the functions (ids from s->next_func_id) and keeps the original bytes in sp. Returns
- * the number patched, or -1 when the image could not be read. */
-long patch_image(struct session *s, struct process *p, struct inject_space *sp,
+/* Patches every traced function of image (loaded at bias in p, stopped thread via) that can be
+ * patched safely: its code goes at code (patch_code_size bytes in p, within a jump of the
+ * image), the trampoline at blob_entry. The others (too short, a branch into the bytes the jump
+ * would cover, an unrelocatable prologue) get the ptrace engine's entry breakpoint, and -v says
+ * which and why. Records the functions (ids from s->next_func_id) and adds the original bytes
+ * to sp's patches. Returns the number traced, or -1 when the image could not be read. */
+long patch_image(struct session *s, struct process *p, pid_t via, struct inject_space *sp,
                  const struct elf_image *image, uint64_t bias, uint64_t code, uint64_t blob_entry);
+
+/* Forgets, without writing, the patches in [lo, hi): their library was unmapped (dlclose). */
+void patch_forget(struct inject_space *sp, uint64_t lo, uint64_t hi);
 
 #endif

@@ -68,7 +68,7 @@ static void forget_space(struct inject_engine *e, pid_t pid)
 }
 
 /* The blob, with the address of the main thread's claim word filled in. */
-static int write_blob(struct process *p, uint64_t code, const struct inject_space *sp)
+int inject_write_blob(struct process *p, uint64_t code, const struct inject_space *sp)
 {
     uint8_t buf[BLOB_ROOM];
     if (inject_blob_size + 64 > sizeof(buf))
@@ -108,7 +108,7 @@ long inject_trace_image(struct session *s, struct process *p, pid_t via,
         return -1;
     int main_slot = space_slot_take(sp, p->pid);
     space_store(sp->local, 0, space_ctl_remote(sp, main_slot));
-    if (write_blob(p, code, sp) < 0 || addr_map_put(&e->spaces, (uint64_t)p->pid, sp) < 0) {
+    if (inject_write_blob(p, code, sp) < 0 || addr_map_put(&e->spaces, (uint64_t)p->pid, sp) < 0) {
         space_free(e, sp);
         return -1;
     }
@@ -116,7 +116,8 @@ long inject_trace_image(struct session *s, struct process *p, pid_t via,
         dbg(DBG_ENGINE, 1, "process %d: cannot ask for vfork-done stops: %s", (int)p->pid,
             strerror(errno));
     sp->blob_exit = code + inject_blob_exit_off;
-    long n = patch_image(s, p, sp, image, bias, code + BLOB_ROOM, code + inject_blob_entry_off);
+    long n =
+        patch_image(s, p, via, sp, image, bias, code + BLOB_ROOM, code + inject_blob_entry_off);
     dbg(DBG_ENGINE, 1, "%s: %ld functions patched in process %d", image->path, n, (int)p->pid);
     return n < 0 ? 0 : n;
 }

@@ -98,6 +98,7 @@ void space_free(struct inject_engine *e, struct inject_space *sp)
     munmap(sp->local, sp->size);
     close(sp->memfd);
     free(sp->patches);
+    free(sp->lib_blob_exits);
     free(sp);
 }
 

@@ -39,8 +39,11 @@ struct inject_space {
     uint64_t slot_stuck_since[REGION_SLOTS];
     uint32_t first_func, end_func; /* the ids of its functions */
     uint64_t blob_exit;            /* where hooked calls return to, in the program */
+    uint64_t *lib_blob_exits;      /* -l: the same, in each library's code region (a copy of
+                                    * the blob there: the stubs reach it with a rel32 jump) */
+    size_t nlib_blobs;
     struct inject_patch *patches;
-    size_t npatches;
+    size_t npatches, patches_cap;
     bool corrupt_reported;
 };
 
@@ -65,6 +68,20 @@ static inline uint64_t space_ctl_remote(const struct inject_space *sp, int slot)
 {
     return sp->remote + REGION_HEADER + (uint64_t)slot * sp->slot_size;
 }
+
+/* Is addr where a hooked call returns to, in one of sp's code regions? */
+static inline bool space_is_blob_exit(const struct inject_space *sp, uint64_t addr)
+{
+    if (addr == sp->blob_exit)
+        return true;
+    for (size_t i = 0; i < sp->nlib_blobs; i++)
+        if (addr == sp->lib_blob_exits[i])
+            return true;
+    return false;
+}
+
+/* Writes the blob at code in p, with the address of sp's main thread claim word filled in. */
+int inject_write_blob(struct process *p, uint64_t code, const struct inject_space *sp);
 
 /* Reads and writes a word of the region the program changes concurrently. */
 static inline uint64_t space_load(const uint8_t *ctl, size_t off)

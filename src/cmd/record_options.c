@@ -228,8 +228,6 @@ static int check_engine_options(const struct record_cli *cli)
         unsupported = "-p (attaching)";
     else if (o->capture.args || o->capture.retval)
         unsupported = "-A/-R (arguments and return values)";
-    else if (o->nlibs)
-        unsupported = "-l (shared libraries)";
     if (!unsupported)
         return 0;
     err_hint("use --engine=ptrace", "--engine=inject: %s is not supported yet", unsupported);

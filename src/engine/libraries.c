@@ -24,6 +24,7 @@
 #include <bsd/string.h>
 
 #include "engine/engine.h"
+#include "inject/inject.h"
 #include "probe/addrspace.h"
 #include "probe/breakpoints.h"
 #include "probe/remote_call.h"
@@ -111,6 +112,12 @@ static long trace_resolved(struct session *s, struct process *p, pid_t tid, uint
         }
         if (!wanted)
             continue;
+        if (s->inject && inject_patched_at(s, p, r[i].impl)) {
+            dbg(DBG_SYMBOLS, 1, "IFUNC %s: its implementation is traced under its own name", name);
+            continue;
+        }
+        /* Under the inject engine too: the extent of an implementation, and so whether a branch
+         * lands in the bytes a jump would cover, is not known. */
         int rc = probe_insert_function(s, p, tid, image_id, r[i].impl, name);
         if (rc < 0)
             break;
@@ -216,6 +223,19 @@ static void exec_range(const struct elf_image *image, uint64_t bias, uint64_t *l
     }
 }
 
+/* Each engine's way to trace a library's functions: patched by the inject engine when the
+ * process has its rings, else the ptrace engine's breakpoints. */
+static long trace_functions(struct session *s, struct process *p, pid_t tid,
+                            const struct elf_image *image, uint64_t bias)
+{
+    if (s->inject) {
+        long traced = inject_trace_library(s, p, tid, image, bias);
+        if (traced >= 0)
+            return traced;
+    }
+    return probe_insert_entries(s, p, tid, image, bias);
+}
+
 /* Instruments one new object when -l selects it; remembers it either way. */
 static long add_library(struct session *s, struct process *p, pid_t tid,
                         const struct loaded_object *obj, bool relocated)
@@ -248,7 +268,7 @@ static long add_library(struct session *s, struct process *p, pid_t tid,
     engine_note_filter_hits(s, &image);
     lib->image_id = s->next_image_id;
     lib->func_lo = s->next_func_id;
-    long traced = probe_insert_entries(s, p, tid, &image, obj->bias);
+    long traced = trace_functions(s, p, tid, &image, obj->bias);
     if (traced < 0)
         traced = 0;
     if (relocated)
@@ -283,15 +303,18 @@ static void close_frames_in(struct session *s, struct addrspace *as, const struc
     }
 }
 
-static void remove_library(struct session *s, struct addrspace *as, size_t index)
+static void remove_library(struct session *s, struct process *p, size_t index)
 {
+    struct addrspace *as = p->as;
     struct linker_watch *lw = &as->linker;
     struct traced_lib *lib = &lw->libs[index];
     if (lib->hi) {
+        if (s->inject)
+            inject_forget_library(s, p, lib->lo, lib->hi);
         close_frames_in(s, as, lib);
         probe_forget(as, lib->lo, lib->hi, lib->func_lo, lib->func_hi);
         maps_free(&as->maps); /* the cached maps still show it */
-        dbg(DBG_ENGINE, 1, "library at %#llx unloaded: its breakpoints are forgotten",
+        dbg(DBG_ENGINE, 1, "library at %#llx unloaded: its breakpoints and patches are forgotten",
             (unsigned long long)lib->bias);
     }
     traced_lib_clear(lib);
@@ -333,7 +356,7 @@ static long sync_libraries(struct session *s, struct process *p, pid_t tid)
     lw->started = true;
     for (size_t i = lw->nlibs; i-- > 0;)
         if (!listed(&list, &lw->libs[i]))
-            remove_library(s, p->as, i);
+            remove_library(s, p, i);
     long traced = 0;
     for (size_t i = 0; i < list.count; i++) {
         const struct loaded_object *obj = &list.objects[i];
@@ -345,6 +368,15 @@ static long sync_libraries(struct session *s, struct process *p, pid_t tid)
     }
     link_map_free(&list);
     return traced;
+}
+
+void engine_relearn_libraries(struct addrspace *as)
+{
+    struct linker_watch *lw = &as->linker;
+    for (size_t i = 0; i < lw->nlibs; i++)
+        traced_lib_clear(&lw->libs[i]);
+    lw->nlibs = 0;
+    lw->started = false; /* they are relocated: their IFUNCs can be resolved at once */
 }
 
 long engine_watch_libraries(struct session *s, struct process *p, pid_t via, bool at_exec)

@@ -84,6 +84,7 @@ static void fork_child_to_ptrace(struct session *s, struct thread *t, struct inj
     }
     note_children(s, p->pid);
     addr_map_put(&s->inject->ptrace_only, (uint64_t)p->pid, (void *)1);
+    engine_relearn_libraries(p->as); /* their patches went too: breakpoints now */
     engine_trace_executable(s, p, t->tid, false);
 }
 

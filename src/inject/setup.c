@@ -118,6 +118,7 @@ long inject_trace_image(struct session *s, struct process *p, pid_t via,
     sp->blob_exit = code + inject_blob_exit_off;
     long n =
         patch_image(s, p, via, sp, image, bias, code + BLOB_ROOM, code + inject_blob_entry_off);
-    dbg(DBG_ENGINE, 1, "%s: %ld functions traced in process %d (inject)", image->path, n, (int)p->pid);
+    dbg(DBG_ENGINE, 1, "%s: %ld functions traced in process %d (inject)", image->path, n,
+        (int)p->pid);
     return n < 0 ? 0 : n;
 }

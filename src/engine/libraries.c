@@ -94,13 +94,14 @@ static int compare_resolved(const void *a, const void *b)
     return strcmp(x->name, y->name);
 }
 
-/* IFUNCs that pick the same implementation (memcpy and memmove, often) cannot be told apart
- * at the callee: the function is named after all of them, "memcpy/memmove". */
-static long trace_resolved(struct session *s, struct process *p, pid_t tid, uint32_t image_id,
-                           struct resolved *r, size_t n)
+/* The chosen implementations, one per address, each named after the IFUNCs that chose it:
+ * IFUNCs that pick the same implementation (memcpy and memmove, often) cannot be told apart at
+ * the callee, so the function is named after all of them, "memcpy/memmove". */
+static size_t group_resolved(struct session *s, struct process *p, struct resolved *r, size_t n,
+                             struct ifunc_impl *out)
 {
     qsort(r, n, sizeof(*r), compare_resolved);
-    long traced = 0;
+    size_t ngroups = 0;
     for (size_t i = 0, j; i < n; i = j) {
         char name[MAX_IFUNC_NAME] = "";
         bool wanted = false;
@@ -116,15 +117,39 @@ static long trace_resolved(struct session *s, struct process *p, pid_t tid, uint
             dbg(DBG_SYMBOLS, 1, "IFUNC %s: its implementation is traced under its own name", name);
             continue;
         }
-        /* Under the inject engine too: the extent of an implementation, and so whether a branch
-         * lands in the bytes a jump would cover, is not known. */
-        int rc = probe_insert_function(s, p, tid, image_id, r[i].impl, name);
+        out[ngroups] = (struct ifunc_impl){r[i].impl, strdup(name), false};
+        if (out[ngroups].name)
+            ngroups++;
+    }
+    return ngroups;
+}
+
+/* The inject engine patches what it can (it must know the implementation's extent); the rest
+ * gets breakpoints. */
+static long trace_resolved(struct session *s, struct process *p, pid_t tid,
+                           const struct traced_lib *lib, struct resolved *r, size_t n)
+{
+    struct ifunc_impl *impls = calloc(n ? n : 1, sizeof(*impls));
+    if (!impls)
+        return 0;
+    size_t ngroups = group_resolved(s, p, r, n, impls);
+    long traced = 0;
+    if (s->inject)
+        traced += inject_trace_ifuncs(s, p, tid, lib->image_id, lib->bias, impls, ngroups);
+    for (size_t i = 0; i < ngroups; i++) {
+        if (impls[i].done)
+            continue;
+        int rc = probe_insert_function(s, p, tid, lib->image_id, impls[i].impl, impls[i].name);
         if (rc < 0)
             break;
         if (rc > 0)
-            dbg(DBG_SYMBOLS, 2, "IFUNC %s: traced at %#llx", name, (unsigned long long)r[i].impl);
+            dbg(DBG_SYMBOLS, 2, "IFUNC %s: traced at %#llx", impls[i].name,
+                (unsigned long long)impls[i].impl);
         traced += rc;
     }
+    for (size_t i = 0; i < ngroups; i++)
+        free(impls[i].name);
+    free(impls);
     return traced;
 }
 
@@ -159,7 +184,7 @@ static long resolve_ifuncs(struct session *s, struct process *p, pid_t tid,
         }
         r[got++] = (struct resolved){impl, ifuncs[i].name};
     }
-    long traced = trace_resolved(s, p, tid, lib->image_id, r, got);
+    long traced = trace_resolved(s, p, tid, lib, r, got);
     free(r);
     return traced;
 }

@@ -63,6 +63,17 @@ long inject_trace_library(struct session *s, struct process *p, pid_t via,
                           const struct elf_image *image, uint64_t bias);
 /* -l: the library in [lo, hi) of p was unloaded: drains the rings, then forgets its patches. */
 void inject_forget_library(struct session *s, struct process *p, uint64_t lo, uint64_t hi);
+/* An IFUNC's implementation, to trace under name; done once traced. */
+struct ifunc_impl {
+    uint64_t impl;
+    char *name;
+    bool done;
+};
+/* -l: patches, under their IFUNC's name, the implementations impls[0..n) that the symbols of the
+ * library loaded at bias give an extent to (the others are left for breakpoints), as part of
+ * image image_id. Returns the number traced. */
+long inject_trace_ifuncs(struct session *s, struct process *p, pid_t via, uint32_t image_id,
+                         uint64_t bias, struct ifunc_impl *impls, size_t n);
 /* Is addr the entry of a function the inject engine patched in p? */
 bool inject_patched_at(const struct session *s, const struct process *p, uint64_t addr);
 

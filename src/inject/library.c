@@ -8,6 +8,7 @@
  *               memory may belong to something else by now); the region stays mapped, because
  *               calls still open may return through its blob. */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,9 +17,35 @@
 #include "inject/patch.h"
 #include "inject/space.h"
 #include "probe/scratch.h"
+#include "symbols/proc_maps.h"
 #include "util/log.h"
 
 #define LIB_BLOB_ROOM 1024 /* the blob's copy, then the stubs */
+
+/* A code region near the image for nfuncs functions, with its copy of the blob; 0 when there
+ * is none (said). */
+static uint64_t code_region(struct process *p, pid_t via, struct inject_space *sp,
+                            const struct elf_image *image, uint64_t bias, size_t nfuncs)
+{
+    size_t len = LIB_BLOB_ROOM + nfuncs * FUNC_CODE_SIZE;
+    uint64_t code = scratch_alloc(p, via, image->segments[0].vaddr + bias, len, len);
+    if (!code) {
+        err_msg("--engine=inject: process %d: no room for code near %s; its functions get "
+                "breakpoints",
+                (int)p->pid, image->path);
+        return 0;
+    }
+    uint64_t *exits = reallocarray(sp->lib_blob_exits, sp->nlib_blobs + 1, sizeof(*exits));
+    if (!exits)
+        return 0;
+    sp->lib_blob_exits = exits;
+    if (inject_write_blob(p, code, sp) < 0) {
+        dbg(DBG_ENGINE, 1, "%s: cannot write its code region: %s", image->path, strerror(errno));
+        return 0;
+    }
+    exits[sp->nlib_blobs++] = code + inject_blob_exit_off;
+    return code;
+}
 
 long inject_trace_library(struct session *s, struct process *p, pid_t via,
                           const struct elf_image *image, uint64_t bias)
@@ -26,28 +53,63 @@ long inject_trace_library(struct session *s, struct process *p, pid_t via,
     struct inject_space *sp = addr_map_get(&s->inject->spaces, (uint64_t)p->pid);
     if (!sp || !image->nsegments)
         return -1; /* a process the ptrace engine traces: breakpoints */
-    size_t len = LIB_BLOB_ROOM + patch_code_size(image);
-    uint64_t code = scratch_alloc(p, via, image->segments[0].vaddr + bias, len, len);
-    if (!code) {
-        err_msg("--engine=inject: process %d: no room for code near %s; its functions get "
-                "breakpoints",
-                (int)p->pid, image->path);
+    uint64_t code = code_region(p, via, sp, image, bias, image->nfuncs);
+    if (!code)
         return -1;
-    }
-    uint64_t *exits = reallocarray(sp->lib_blob_exits, sp->nlib_blobs + 1, sizeof(*exits));
-    if (!exits)
-        return -1;
-    sp->lib_blob_exits = exits;
-    if (inject_write_blob(p, code, sp) < 0) {
-        dbg(DBG_ENGINE, 1, "%s: cannot write its code region: %s", image->path, strerror(errno));
-        return -1;
-    }
-    exits[sp->nlib_blobs++] = code + inject_blob_exit_off;
     long n =
         patch_image(s, p, via, sp, image, bias, code + LIB_BLOB_ROOM, code + inject_blob_entry_off);
     dbg(DBG_ENGINE, 1, "%s: %ld functions traced in process %d (inject)", image->path, n,
         (int)p->pid);
     return n;
+}
+
+/* The symbol of image whose runtime entry is addr, with a size, or -1. */
+static long symbol_at(const struct elf_image *image, uint64_t bias, uint64_t addr)
+{
+    for (size_t i = 0; i < image->nfuncs; i++)
+        if (image->funcs[i].addr + bias == addr && image->funcs[i].size)
+            return (long)i;
+    return -1;
+}
+
+long inject_trace_ifuncs(struct session *s, struct process *p, pid_t via, uint32_t image_id,
+                         uint64_t bias, struct ifunc_impl *impls, size_t n)
+{
+    struct inject_space *sp = addr_map_get(&s->inject->spaces, (uint64_t)p->pid);
+    char path[PATH_MAX];
+    struct elf_image image;
+    /* A library's first mapping is at its bias (its first segment is linked at 0). */
+    if (!sp || !n || maps_path_at(p->pid, bias, path, sizeof(path)) < 0 ||
+        elf_image_load(&image, path) < 0)
+        return 0;
+    struct patch_pick *picks = calloc(n, sizeof(*picks));
+    size_t npicks = 0;
+    for (size_t i = 0; picks && i < n; i++) {
+        long sym = symbol_at(&image, bias, impls[i].impl);
+        if (sym >= 0)
+            picks[npicks++] = (struct patch_pick){(size_t)sym, impls[i].name};
+        else /* a local symbol the library does not keep (libc's), or another library's */
+            dbg(DBG_SYMBOLS, 1,
+                "IFUNC %s: on a breakpoint, not patched: no symbol gives the "
+                "extent of its implementation",
+                impls[i].name);
+    }
+    long traced = 0;
+    uint64_t code = npicks ? code_region(p, via, sp, &image, bias, npicks) : 0;
+    if (code) {
+        struct patch_target target = {
+            p, via, sp, &image, bias, image_id, code + LIB_BLOB_ROOM, code + inject_blob_entry_off};
+        traced = patch_functions(s, &target, picks, npicks);
+        for (size_t i = 0; traced >= 0 && i < n; i++) { /* patched, or on a breakpoint */
+            impls[i].done = symbol_at(&image, bias, impls[i].impl) >= 0;
+            if (inject_patched_at(s, p, impls[i].impl))
+                dbg(DBG_SYMBOLS, 1, "IFUNC %s: patched at %#llx", impls[i].name,
+                    (unsigned long long)impls[i].impl);
+        }
+    }
+    free(picks);
+    elf_image_free(&image);
+    return traced < 0 ? 0 : traced;
 }
 
 void inject_forget_library(struct session *s, struct process *p, uint64_t lo, uint64_t hi)

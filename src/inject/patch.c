@@ -261,34 +261,35 @@ static int reserve_patches(struct inject_space *sp, size_t n)
 
 /* The functions the jump cannot go over get the ptrace engine's breakpoint instead: calltrace
  * stays attached, and a breakpoint covers one byte, which any function has. */
-static long breakpoint_fallbacks(struct session *s, struct process *p, pid_t via, uint32_t image_id,
-                                 const struct elf_image *image, uint64_t bias, const size_t *which,
-                                 const char *const *why, size_t n)
+static long breakpoint_fallbacks(struct session *s, const struct patch_target *target,
+                                 const struct patch_pick *which, const char *const *why, size_t n)
 {
     long traced = 0;
     for (size_t i = 0; i < n; i++) {
-        const struct func_symbol *f = &image->funcs[which[i]];
-        int rc = probe_insert_symbol(s, p, via, image_id, image->path, f, bias);
+        struct func_symbol f = target->image->funcs[which[i].index];
+        f.name = (char *)which[i].name;
+        int rc = probe_insert_symbol(s, target->p, target->via, target->image_id,
+                                     target->image->path, &f, target->bias);
         if (rc < 0)
             break;
         if (rc > 0)
-            dbg(DBG_PROBE, 1, "%s: on a breakpoint (the ptrace engine's), not patched: %s", f->name,
+            dbg(DBG_PROBE, 1, "%s: on a breakpoint (the ptrace engine's), not patched: %s", f.name,
                 why[i]);
         traced += rc;
     }
     return traced;
 }
 
-static long patch_planned(struct session *s, struct process *p, pid_t via, struct inject_space *sp,
-                          const struct elf_image *image, uint64_t bias, const struct text *texts,
-                          const struct branch_map *m, uint64_t code, uint64_t blob_entry,
-                          uint8_t *codebuf)
+static long patch_planned(struct session *s, const struct patch_target *target,
+                          const struct patch_pick *picks, size_t npicks, const struct text *texts,
+                          const struct branch_map *m, uint8_t *codebuf)
 {
-    uint32_t image_id = s->next_image_id++;
-    rec_image(s->rec, image_id, p->pid, bias, image->path);
-    size_t *fallback = calloc(image->nfuncs ? image->nfuncs : 1, sizeof(*fallback));
-    const char **fallback_why = calloc(image->nfuncs ? image->nfuncs : 1, sizeof(*fallback_why));
-    if (!fallback || !fallback_why || reserve_patches(sp, image->nfuncs) < 0) {
+    struct inject_space *sp = target->sp;
+    const struct elf_image *image = target->image;
+    uint64_t code = target->code;
+    struct patch_pick *fallback = calloc(npicks ? npicks : 1, sizeof(*fallback));
+    const char **fallback_why = calloc(npicks ? npicks : 1, sizeof(*fallback_why));
+    if (!fallback || !fallback_why || reserve_patches(sp, npicks) < 0) {
         free(fallback);
         free(fallback_why);
         return -1;
@@ -296,32 +297,33 @@ static long patch_planned(struct session *s, struct process *p, pid_t via, struc
     if (!sp->end_func) /* the first image: its ids, then its libraries' (-l) */
         sp->first_func = s->next_func_id;
     size_t first_patch = sp->npatches, used = 0, nfallback = 0;
-    for (size_t i = 0; i < image->nfuncs; i++) {
+    for (size_t k = 0; k < npicks; k++) {
+        size_t i = picks[k].index;
         const struct func_symbol *f = &image->funcs[i];
-        uint64_t addr = f->addr + bias, off;
+        uint64_t addr = f->addr + target->bias, off;
         const struct text *t = text_of(texts, image->nsegments, addr, &off);
-        if (!t || !wanted(s, f))
+        if (!t)
             continue;
         const char *why = NULL;
         uint64_t at = code + used * FUNC_CODE_SIZE;
         uint8_t *buf = codebuf + used * FUNC_CODE_SIZE;
-        size_t covered =
-            plan_function(s, f, i, t, off, addr, m, at, blob_entry, s->next_func_id, buf, &why);
+        size_t covered = plan_function(s, f, i, t, off, addr, m, at, target->blob_entry,
+                                       s->next_func_id, buf, &why);
         if (!covered) {
             fallback_why[nfallback] = why;
-            fallback[nfallback++] = i;
+            fallback[nfallback++] = picks[k];
             continue;
         }
         struct inject_patch *pt = &sp->patches[sp->npatches++];
         pt->addr = addr;
         pt->len = (uint8_t)covered;
         memcpy(pt->orig, t->bytes + off, covered);
-        rec_func(s->rec, s->next_func_id++, image_id, addr, f->size, f->name);
+        rec_func(s->rec, s->next_func_id++, target->image_id, addr, f->size, picks[k].name);
         used++;
     }
     sp->end_func = s->next_func_id;
     long patched = 0;
-    if (used && mem_write(p->mem_fd, code, codebuf, used * FUNC_CODE_SIZE) < 0) {
+    if (used && mem_write(target->p->mem_fd, code, codebuf, used * FUNC_CODE_SIZE) < 0) {
         sp->npatches = first_patch;
         patched = -1;
     }
@@ -329,7 +331,7 @@ static long patch_planned(struct session *s, struct process *p, pid_t via, struc
         const struct inject_patch *pt = &sp->patches[i];
         uint8_t jump[sizeof(pt->orig)];
         inject_entry_jump(jump, pt->len, pt->addr, code + (i - first_patch) * FUNC_CODE_SIZE);
-        if (mem_write(p->mem_fd, pt->addr, jump, pt->len) < 0) {
+        if (mem_write(target->p->mem_fd, pt->addr, jump, pt->len) < 0) {
             dbg(DBG_PROBE, 1, "cannot patch %#llx: %s", (unsigned long long)pt->addr,
                 strerror(errno));
             continue;
@@ -337,8 +339,7 @@ static long patch_planned(struct session *s, struct process *p, pid_t via, struc
         patched++;
     }
     if (patched >= 0)
-        patched += breakpoint_fallbacks(s, p, via, image_id, image, bias, fallback, fallback_why,
-                                        nfallback);
+        patched += breakpoint_fallbacks(s, target, fallback, fallback_why, nfallback);
     free(fallback);
     free(fallback_why);
     return patched;
@@ -353,16 +354,17 @@ void patch_forget(struct inject_space *sp, uint64_t lo, uint64_t hi)
     sp->npatches = kept;
 }
 
-long patch_image(struct session *s, struct process *p, pid_t via, struct inject_space *sp,
-                 const struct elf_image *image, uint64_t bias, uint64_t code, uint64_t blob_entry)
+long patch_functions(struct session *s, const struct patch_target *target,
+                     const struct patch_pick *picks, size_t n)
 {
+    const struct elf_image *image = target->image;
     struct text *texts = calloc(image->nsegments ? image->nsegments : 1, sizeof(*texts));
     struct branch_map m = {0};
-    uint8_t *codebuf = calloc(1, patch_code_size(image) + 1);
+    uint8_t *codebuf = calloc(1, n * FUNC_CODE_SIZE + 1);
     long rc = -1;
-    if (texts && codebuf && read_texts(p, image, bias, texts) == 0 &&
-        scan_branches(s->decoder, image, bias, texts, image->nsegments, &m) == 0)
-        rc = patch_planned(s, p, via, sp, image, bias, texts, &m, code, blob_entry, codebuf);
+    if (texts && codebuf && read_texts(target->p, image, target->bias, texts) == 0 &&
+        scan_branches(s->decoder, image, target->bias, texts, image->nsegments, &m) == 0)
+        rc = patch_planned(s, target, picks, n, texts, &m, codebuf);
     for (size_t i = 0; texts && i < image->nsegments; i++)
         free(texts[i].bytes);
     free(texts);
@@ -370,5 +372,22 @@ long patch_image(struct session *s, struct process *p, pid_t via, struct inject_
     free(m.loops_to_entry);
     free(m.starts);
     free(codebuf);
+    return rc;
+}
+
+long patch_image(struct session *s, struct process *p, pid_t via, struct inject_space *sp,
+                 const struct elf_image *image, uint64_t bias, uint64_t code, uint64_t blob_entry)
+{
+    struct patch_pick *picks = calloc(image->nfuncs ? image->nfuncs : 1, sizeof(*picks));
+    if (!picks)
+        return -1;
+    size_t n = 0;
+    for (size_t i = 0; i < image->nfuncs; i++)
+        if (wanted(s, &image->funcs[i]))
+            picks[n++] = (struct patch_pick){i, image->funcs[i].name};
+    struct patch_target target = {p, via, sp, image, bias, s->next_image_id++, code, blob_entry};
+    rec_image(s->rec, target.image_id, p->pid, bias, image->path);
+    long rc = patch_functions(s, &target, picks, n);
+    free(picks);
     return rc;
 }

@@ -20,6 +20,27 @@ size_t patch_code_size(const struct elf_image *image);
 long patch_image(struct session *s, struct process *p, pid_t via, struct inject_space *sp,
                  const struct elf_image *image, uint64_t bias, uint64_t code, uint64_t blob_entry);
 
+/* Where to patch: p (stopped thread via), image loaded at bias there and recorded as
+ * image_id, code room in p within a jump of it, the trampoline's entry. */
+struct patch_target {
+    struct process *p;
+    pid_t via;
+    struct inject_space *sp;
+    const struct elf_image *image;
+    uint64_t bias;
+    uint32_t image_id;
+    uint64_t code, blob_entry;
+};
+/* A function of the image to patch, and the name it is traced under. */
+struct patch_pick {
+    size_t index; /* in image->funcs */
+    const char *name;
+};
+/* Like patch_image, for picks[0..n) only (code has room for n functions): IFUNC
+ * implementations, under their IFUNC's name, in an image already recorded. */
+long patch_functions(struct session *s, const struct patch_target *target,
+                     const struct patch_pick *picks, size_t n);
+
 /* Forgets, without writing, the patches in [lo, hi): their library was unmapped (dlclose). */
 void patch_forget(struct inject_space *sp, uint64_t lo, uint64_t hi);
 

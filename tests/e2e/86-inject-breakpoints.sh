@@ -5,7 +5,8 @@
 # nested with patched functions, recursing through both kinds, tail-called from a patched one,
 # longjmp'd across, from 5 threads: the counts are the program's own, and `calltrace tree` and
 # `calltrace report` (durations aside) are the same as under --engine=ptrace.
-# Then -l: a library's functions are patched (not breakpoints), in a code region near it.
+# Then -l: a library's functions are patched (not breakpoints), in a code region near it, and
+# an IFUNC's implementation under the IFUNC's name.
 source "$(dirname "$0")/../lib/testlib.sh"
 require_calltrace
 unset CALLTRACE_ENGINE # both engines, explicitly
@@ -68,4 +69,16 @@ chk check-counts -f "$CT_OUT"
 grep -qE "libplugin.so.1: [1-9][0-9]* functions traced in process [0-9]+ \(inject\)" "$CT_ERR" ||
     fail "the library was not patched: $(grep libplugin "$CT_ERR")"
 grep -q 'on a breakpoint' "$CT_ERR" && fail "unexpected breakpoints: $(grep 'on a breakpoint' "$CT_ERR")"
-exit 0
+
+# -F twice selects the IFUNC, not its implementation's own name (twice_shift or twice_add): the
+# implementation, found in the library's symbols, is patched under the IFUNC's name, at the
+# library's first initializer (it was dlopen'ed).
+CTX="[-l with inject: an IFUNC's implementation patched]"
+build dlopen_ifunc O2 -ldl
+build_shared ifunc_lib O2 "ifunc/libifunc.so"
+plain_run "$BIN" "$LIB" 25
+ct_run --engine=inject -v -l 'libifunc*' -F twice -- "$BIN" "$LIB" 25
+expect_trace
+same_stdout
+chk check-counts -f "$CT_OUT"
+grep -q "IFUNC twice: patched at" "$CT_ERR" || fail "twice was not patched: $(grep -i twice "$CT_ERR")"

@@ -10,11 +10,16 @@
  *                                   ctl | shadow stack | ring   /proc/CALLTRACE/fd/N)
  *   thread t <── drained events ───────────── fs:[0x80] -> its slot's ctl
  *
- * What it does not do yet falls back or is said: forked children are traced by the ptrace
- * engine until they exec (one line),
- * functions it cannot patch safely are counted (-v says why), programs it cannot handle
- * (static, not glibc, C++ exceptions, backtrace(), swapcontext) are traced by the ptrace
- * engine instead. */
+ * -l: each library the dynamic linker maps gets a code region near it and its entries patched
+ * (library.c); engine/libraries.c follows the dynamic linker for both engines.
+ *
+ * What it does not do falls back or is said: forked children are traced by the ptrace engine
+ * until they exec (one line), functions it cannot patch safely (too short, a loop head at the
+ * entry, a branch into the bytes the jump covers, an unrelocatable prologue) get the ptrace
+ * engine's breakpoints (-v says which and why; their stops come after the thread's ring is
+ * drained, so both kinds of calls nest in one stack), IFUNC implementations without a symbol
+ * too, programs it cannot handle (static, not glibc, C++ exceptions, backtrace(), swapcontext)
+ * are traced by the ptrace engine instead. */
 #ifndef CALLTRACE_INJECT_INJECT_H
 #define CALLTRACE_INJECT_INJECT_H
 

@@ -17,6 +17,7 @@
 #include "inject/patch.h"
 #include "inject/space.h"
 #include "probe/scratch.h"
+#include "symbols/eh_frame_hdr.h"
 #include "symbols/proc_maps.h"
 #include "util/log.h"
 
@@ -63,13 +64,62 @@ long inject_trace_library(struct session *s, struct process *p, pid_t via,
     return n;
 }
 
-/* The symbol of image whose runtime entry is addr, with a size, or -1. */
+/* The function of image whose runtime entry is addr, with a size, or -1. */
 static long symbol_at(const struct elf_image *image, uint64_t bias, uint64_t addr)
 {
     for (size_t i = 0; i < image->nfuncs; i++)
         if (image->funcs[i].addr + bias == addr && image->funcs[i].size)
             return (long)i;
     return -1;
+}
+
+static bool all_have_symbols(const struct elf_image *image, uint64_t bias,
+                             const struct ifunc_impl *impls, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (symbol_at(image, bias, impls[i].impl) < 0)
+            return false;
+    return true;
+}
+
+static size_t add_range(struct func_symbol *f, size_t k, uint64_t start, uint64_t end)
+{
+    if (end > start)
+        f[k++] = (struct func_symbol){start, end - start, (char *)"", false};
+    return k;
+}
+
+/* image's functions, then a function per range of its unwind information (each start up to
+ * the next, within its segment) and one for each segment's code before its first start: with
+ * them, an implementation without a symbol has an extent, and every branch of the text is
+ * seen when deciding whether a jump can cover its first bytes. NULL when the file has no
+ * unwind table. The names are borrowed from image. */
+static struct func_symbol *with_unwind_ranges(const struct elf_image *image, size_t *n)
+{
+    uint64_t *starts;
+    long nstarts = eh_frame_starts(image->path, &starts);
+    struct func_symbol *f =
+        nstarts > 0 ? calloc(image->nfuncs + (size_t)nstarts + image->nsegments, sizeof(*f)) : NULL;
+    if (!f) {
+        free(starts);
+        return NULL;
+    }
+    memcpy(f, image->funcs, image->nfuncs * sizeof(*f));
+    size_t k = image->nfuncs;
+    for (size_t g = 0; g < image->nsegments; g++) {
+        const struct exec_segment *seg = &image->segments[g];
+        uint64_t end = seg->vaddr + seg->memsz, prev = seg->vaddr;
+        for (long i = 0; i < nstarts; i++) {
+            if (starts[i] < seg->vaddr || starts[i] >= end)
+                continue;
+            k = add_range(f, k, prev, starts[i]);
+            prev = starts[i];
+        }
+        k = add_range(f, k, prev, end);
+    }
+    free(starts);
+    *n = k;
+    return f;
 }
 
 long inject_trace_ifuncs(struct session *s, struct process *p, pid_t via, uint32_t image_id,
@@ -82,32 +132,41 @@ long inject_trace_ifuncs(struct session *s, struct process *p, pid_t via, uint32
     if (!sp || !n || maps_path_at(p->pid, bias, path, sizeof(path)) < 0 ||
         elf_image_load(&image, path) < 0)
         return 0;
+    struct elf_image view = image; /* image, or image with its unwind ranges */
+    struct func_symbol *ranges = NULL;
+    if (!all_have_symbols(&image, bias, impls, n) &&
+        (ranges = with_unwind_ranges(&image, &view.nfuncs)))
+        view.funcs = ranges;
     struct patch_pick *picks = calloc(n, sizeof(*picks));
     size_t npicks = 0;
     for (size_t i = 0; picks && i < n; i++) {
-        long sym = symbol_at(&image, bias, impls[i].impl);
-        if (sym >= 0)
-            picks[npicks++] = (struct patch_pick){(size_t)sym, impls[i].name};
-        else /* a local symbol the library does not keep (libc's), or another library's */
+        long at = symbol_at(&view, bias, impls[i].impl);
+        if (at >= 0)
+            picks[npicks++] = (struct patch_pick){(size_t)at, impls[i].name};
+        else /* another library's, or one with neither a symbol nor unwind information */
             dbg(DBG_SYMBOLS, 1,
-                "IFUNC %s: on a breakpoint, not patched: no symbol gives the "
-                "extent of its implementation",
+                "IFUNC %s: on a breakpoint, not patched: the extent of its implementation is "
+                "not known",
                 impls[i].name);
     }
     long traced = 0;
-    uint64_t code = npicks ? code_region(p, via, sp, &image, bias, npicks) : 0;
+    uint64_t code = npicks ? code_region(p, via, sp, &view, bias, npicks) : 0;
     if (code) {
         struct patch_target target = {
-            p, via, sp, &image, bias, image_id, code + LIB_BLOB_ROOM, code + inject_blob_entry_off};
+            p, via, sp, &view, bias, image_id, code + LIB_BLOB_ROOM, code + inject_blob_entry_off};
         traced = patch_functions(s, &target, picks, npicks);
         for (size_t i = 0; traced >= 0 && i < n; i++) { /* patched, or on a breakpoint */
-            impls[i].done = symbol_at(&image, bias, impls[i].impl) >= 0;
+            impls[i].done = symbol_at(&view, bias, impls[i].impl) >= 0;
+            if (impls[i].done) /* as the ptrace engine says it */
+                dbg(DBG_SYMBOLS, 2, "IFUNC %s: traced at %#llx", impls[i].name,
+                    (unsigned long long)impls[i].impl);
             if (inject_patched_at(s, p, impls[i].impl))
                 dbg(DBG_SYMBOLS, 1, "IFUNC %s: patched at %#llx", impls[i].name,
                     (unsigned long long)impls[i].impl);
         }
     }
     free(picks);
+    free(ranges);
     elf_image_free(&image);
     return traced < 0 ? 0 : traced;
 }

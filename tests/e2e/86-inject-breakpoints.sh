@@ -6,7 +6,8 @@
 # longjmp'd across, from 5 threads: the counts are the program's own, and `calltrace tree` and
 # `calltrace report` (durations aside) are the same as under --engine=ptrace.
 # Then -l: a library's functions are patched (not breakpoints), in a code region near it, and
-# an IFUNC's implementation under the IFUNC's name.
+# an IFUNC's implementation under the IFUNC's name (its extent from the symbols or the unwind
+# table).
 source "$(dirname "$0")/../lib/testlib.sh"
 require_calltrace
 unset CALLTRACE_ENGINE # both engines, explicitly
@@ -82,3 +83,16 @@ expect_trace
 same_stdout
 chk check-counts -f "$CT_OUT"
 grep -q "IFUNC twice: patched at" "$CT_ERR" || fail "twice was not patched: $(grep -i twice "$CT_ERR")"
+
+# libc keeps no symbol for strlen's implementation (__strlen_avx2...): its extent comes from
+# libc's unwind table (.eh_frame_hdr), whose ranges also give every branch of libc's text.
+CTX="[-l 'libc.so*' with inject: strlen's implementation patched]"
+build ifunc O2 -fno-builtin
+plain_run "$BIN" 500
+ct_run --engine=inject -v -l 'libc.so*' -F strlen -F measure -- "$BIN" 500
+expect_trace
+same_rc
+same_stdout
+chk check-nesting
+chk check-counts -f "$CT_OUT"
+grep -q "IFUNC strlen: patched at" "$CT_ERR" || fail "strlen was not patched: $(grep strlen "$CT_ERR")"

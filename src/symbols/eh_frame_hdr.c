@@ -9,7 +9,7 @@
 #define ENC_PCREL_SDATA4 0x1b
 #define ENC_UDATA4 0x03
 #define ENC_DATAREL_SDATA4 0x3b
-#define HDR_SIZE 12     /* the four encodings, eh_frame_ptr, fde_count */
+#define HDR_SIZE 12      /* the four encodings, eh_frame_ptr, fde_count */
 #define MAX_FDES 1000000 /* a sanity bound on what the file claims */
 
 static long read_table(const uint8_t *hdr, size_t len, uint64_t vaddr, uint64_t **starts)

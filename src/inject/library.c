@@ -82,46 +82,6 @@ static bool all_have_symbols(const struct elf_image *image, uint64_t bias,
     return true;
 }
 
-static size_t add_range(struct func_symbol *f, size_t k, uint64_t start, uint64_t end)
-{
-    if (end > start)
-        f[k++] = (struct func_symbol){start, end - start, (char *)"", false};
-    return k;
-}
-
-/* image's functions, then a function per range of its unwind information (each start up to
- * the next, within its segment) and one for each segment's code before its first start: with
- * them, an implementation without a symbol has an extent, and every branch of the text is
- * seen when deciding whether a jump can cover its first bytes. NULL when the file has no
- * unwind table. The names are borrowed from image. */
-static struct func_symbol *with_unwind_ranges(const struct elf_image *image, size_t *n)
-{
-    uint64_t *starts;
-    long nstarts = eh_frame_starts(image->path, &starts);
-    struct func_symbol *f =
-        nstarts > 0 ? calloc(image->nfuncs + (size_t)nstarts + image->nsegments, sizeof(*f)) : NULL;
-    if (!f) {
-        free(starts);
-        return NULL;
-    }
-    memcpy(f, image->funcs, image->nfuncs * sizeof(*f));
-    size_t k = image->nfuncs;
-    for (size_t g = 0; g < image->nsegments; g++) {
-        const struct exec_segment *seg = &image->segments[g];
-        uint64_t end = seg->vaddr + seg->memsz, prev = seg->vaddr;
-        for (long i = 0; i < nstarts; i++) {
-            if (starts[i] < seg->vaddr || starts[i] >= end)
-                continue;
-            k = add_range(f, k, prev, starts[i]);
-            prev = starts[i];
-        }
-        k = add_range(f, k, prev, end);
-    }
-    free(starts);
-    *n = k;
-    return f;
-}
-
 long inject_trace_ifuncs(struct session *s, struct process *p, pid_t via, uint32_t image_id,
                          uint64_t bias, struct ifunc_impl *impls, size_t n)
 {
@@ -135,7 +95,7 @@ long inject_trace_ifuncs(struct session *s, struct process *p, pid_t via, uint32
     struct elf_image view = image; /* image, or image with its unwind ranges */
     struct func_symbol *ranges = NULL;
     if (!all_have_symbols(&image, bias, impls, n) &&
-        (ranges = with_unwind_ranges(&image, &view.nfuncs)))
+        (ranges = eh_frame_ranges(&image, &view.nfuncs)))
         view.funcs = ranges;
     struct patch_pick *picks = calloc(n, sizeof(*picks));
     size_t npicks = 0;
@@ -152,8 +112,15 @@ long inject_trace_ifuncs(struct session *s, struct process *p, pid_t via, uint32
     long traced = 0;
     uint64_t code = npicks ? code_region(p, via, sp, &view, bias, npicks) : 0;
     if (code) {
-        struct patch_target target = {
-            p, via, sp, &view, bias, image_id, code + LIB_BLOB_ROOM, code + inject_blob_entry_off};
+        struct patch_target target = {.p = p,
+                                      .via = via,
+                                      .sp = sp,
+                                      .image = &view,
+                                      .bias = bias,
+                                      .image_id = image_id,
+                                      .code = code + LIB_BLOB_ROOM,
+                                      .blob_entry = code + inject_blob_entry_off,
+                                      .with_unwind = ranges != NULL};
         traced = patch_functions(s, &target, picks, npicks);
         for (size_t i = 0; traced >= 0 && i < n; i++) { /* patched, or on a breakpoint */
             impls[i].done = symbol_at(&view, bias, impls[i].impl) >= 0;

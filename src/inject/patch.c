@@ -8,6 +8,7 @@
 #include "arch/x86_64/relocate.h"
 #include "probe/breakpoints.h"
 #include "probe/memory.h"
+#include "symbols/eh_frame_hdr.h"
 #include "util/log.h"
 
 #define JMP_LEN 5
@@ -358,13 +359,21 @@ long patch_functions(struct session *s, const struct patch_target *target,
                      const struct patch_pick *picks, size_t n)
 {
     const struct elf_image *image = target->image;
+    /* The symbols may not cover every function (a stripped file keeps only its exported ones):
+     * the unwind table's ranges make the scan see the branches of all the code. */
+    struct elf_image scanned = *image;
+    struct func_symbol *ranges =
+        target->with_unwind ? NULL : eh_frame_ranges(image, &scanned.nfuncs);
+    if (ranges)
+        scanned.funcs = ranges;
     struct text *texts = calloc(image->nsegments ? image->nsegments : 1, sizeof(*texts));
     struct branch_map m = {0};
     uint8_t *codebuf = calloc(1, n * FUNC_CODE_SIZE + 1);
     long rc = -1;
     if (texts && codebuf && read_texts(target->p, image, target->bias, texts) == 0 &&
-        scan_branches(s->decoder, image, target->bias, texts, image->nsegments, &m) == 0)
+        scan_branches(s->decoder, &scanned, target->bias, texts, image->nsegments, &m) == 0)
         rc = patch_planned(s, target, picks, n, texts, &m, codebuf);
+    free(ranges);
     for (size_t i = 0; texts && i < image->nsegments; i++)
         free(texts[i].bytes);
     free(texts);
@@ -385,7 +394,14 @@ long patch_image(struct session *s, struct process *p, pid_t via, struct inject_
     for (size_t i = 0; i < image->nfuncs; i++)
         if (wanted(s, &image->funcs[i]))
             picks[n++] = (struct patch_pick){i, image->funcs[i].name};
-    struct patch_target target = {p, via, sp, image, bias, s->next_image_id++, code, blob_entry};
+    struct patch_target target = {.p = p,
+                                  .via = via,
+                                  .sp = sp,
+                                  .image = image,
+                                  .bias = bias,
+                                  .image_id = s->next_image_id++,
+                                  .code = code,
+                                  .blob_entry = blob_entry};
     rec_image(s->rec, target.image_id, p->pid, bias, image->path);
     long rc = patch_functions(s, &target, picks, n);
     free(picks);

@@ -32,6 +32,42 @@ static long read_table(const uint8_t *hdr, size_t len, uint64_t vaddr, uint64_t 
     return count;
 }
 
+static size_t add_range(struct func_symbol *f, size_t k, uint64_t start, uint64_t end)
+{
+    if (end > start)
+        f[k++] = (struct func_symbol){start, end - start, (char *)"", false};
+    return k;
+}
+
+struct func_symbol *eh_frame_ranges(const struct elf_image *image, size_t *n)
+{
+    uint64_t *starts;
+    long nstarts = eh_frame_starts(image->path, &starts);
+    struct func_symbol *f =
+        nstarts > 0 ? calloc(image->nfuncs + (size_t)nstarts + image->nsegments, sizeof(*f)) : NULL;
+    if (!f) {
+        free(starts);
+        return NULL;
+    }
+    if (image->nfuncs)
+        memcpy(f, image->funcs, image->nfuncs * sizeof(*f));
+    size_t k = image->nfuncs;
+    for (size_t g = 0; g < image->nsegments; g++) {
+        const struct exec_segment *seg = &image->segments[g];
+        uint64_t end = seg->vaddr + seg->memsz, prev = seg->vaddr;
+        for (long i = 0; i < nstarts; i++) {
+            if (starts[i] < seg->vaddr || starts[i] >= end)
+                continue;
+            k = add_range(f, k, prev, starts[i]);
+            prev = starts[i];
+        }
+        k = add_range(f, k, prev, end);
+    }
+    free(starts);
+    *n = k;
+    return f;
+}
+
 long eh_frame_starts(const char *path, uint64_t **starts)
 {
     *starts = NULL;

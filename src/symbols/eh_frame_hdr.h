@@ -10,10 +10,20 @@
 #ifndef CALLTRACE_SYMBOLS_EH_FRAME_HDR_H
 #define CALLTRACE_SYMBOLS_EH_FRAME_HDR_H
 
+#include <stddef.h>
 #include <stdint.h>
+
+#include "symbols/elf_image.h"
 
 /* The link-time start addresses, sorted, in *starts (to free); returns their number, 0 when the
  * file has no table it can read, -1 out of memory. */
 long eh_frame_starts(const char *path, uint64_t **starts);
+
+/* image's functions (the same indexes), then one per range of its unwind table (a start up to
+ * the next, within its segment) and one for each segment's code before its first start, all
+ * named "": with them, a function without a symbol has an extent, and a scan of them all sees
+ * every branch of the text. NULL (and *n untouched) when the file has no unwind table. The
+ * names are image's: free only the array. */
+struct func_symbol *eh_frame_ranges(const struct elf_image *image, size_t *n);
 
 #endif

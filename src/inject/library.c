@@ -120,7 +120,7 @@ long inject_trace_ifuncs(struct session *s, struct process *p, pid_t via, uint32
                                       .image_id = image_id,
                                       .code = code + LIB_BLOB_ROOM,
                                       .blob_entry = code + inject_blob_entry_off,
-                                      .with_unwind = ranges != NULL};
+                                      .first_range = ranges ? image.nfuncs : 0};
         traced = patch_functions(s, &target, picks, npicks);
         for (size_t i = 0; traced >= 0 && i < n; i++) { /* patched, or on a breakpoint */
             impls[i].done = symbol_at(&view, bias, impls[i].impl) >= 0;

@@ -66,46 +66,162 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static bool in_group(const cs_insn *insn, uint8_t group)
+/* The target of a relative jump or call (jmp, jcc, call, loop, jrcxz, xbegin), read from its
+ * bytes; false for any other instruction. Read by hand because capstone's details (groups,
+ * operands) cost several times the decoding itself, and a library's whole text is scanned. */
+static bool relative_target(const cs_insn *insn, uint64_t *target, bool *is_call)
 {
-    for (int i = 0; i < insn->detail->groups_count; i++)
-        if (insn->detail->groups[i] == group)
-            return true;
-    return false;
+    static const uint8_t prefixes[] = {0xf0, 0xf2, 0xf3, 0x2e, 0x36, 0x3e, 0x26, 0x64, 0x65, 0x67};
+    const uint8_t *b = insn->bytes;
+    size_t n = insn->size, i = 0;
+    while (i < n && memchr(prefixes, b[i], sizeof(prefixes)))
+        i++;
+    if (i < n && b[i] == 0x66)
+        return false; /* a 16-bit displacement: not in 64-bit code */
+    if (i < n && (b[i] & 0xf0) == 0x40)
+        i++;
+    if (i >= n)
+        return false;
+    uint8_t op = b[i];
+    int32_t rel;
+    if ((op == 0xe8 || op == 0xe9) && n - i == 5)
+        memcpy(&rel, b + i + 1, 4);
+    else if ((op == 0xeb || (op >= 0x70 && op <= 0x7f) || (op >= 0xe0 && op <= 0xe3)) && n - i == 2)
+        rel = (int8_t)b[i + 1];
+    else if (op == 0x0f && n - i == 6 && b[i + 1] >= 0x80 && b[i + 1] <= 0x8f)
+        memcpy(&rel, b + i + 2, 4);
+    else if (op == 0xc7 && n - i == 6 && b[i + 1] == 0xf8) /* xbegin */
+        memcpy(&rel, b + i + 2, 4);
+    else
+        return false;
+    *target = insn->address + n + (int64_t)rel;
+    *is_call = op == 0xe8;
+    return true;
 }
 
-/* Disassembles one function body linearly and notes its relative branch targets. */
+/* Disassembles one function body (or a range of code) linearly and notes its relative branch
+ * targets; a byte that does not decode is stepped over, so that what follows is still seen. */
 static int scan_body(csh cs, cs_insn *insn, struct branch_map *m, const uint8_t *code,
                      uint64_t size, uint64_t addr, bool *loops_to_entry)
 {
     const uint8_t *p = code;
     size_t left = size;
     uint64_t at = addr;
-    while (left && cs_disasm_iter(cs, &p, &left, &at, insn)) {
-        if (!in_group(insn, X86_GRP_BRANCH_RELATIVE))
+    while (left) {
+        if (!cs_disasm_iter(cs, &p, &left, &at, insn)) {
+            p++, left--, at++;
             continue;
-        const cs_x86 *x = &insn->detail->x86;
-        for (int i = 0; i < x->op_count; i++) {
-            if (x->operands[i].type != X86_OP_IMM)
-                continue;
-            uint64_t t = (uint64_t)x->operands[i].imm;
-            if (t == addr && !in_group(insn, X86_GRP_CALL))
-                *loops_to_entry = true;
-            if (push_target(m, t) < 0)
-                return -1;
         }
+        uint64_t t;
+        bool is_call;
+        if (!relative_target(insn, &t, &is_call))
+            continue;
+        if (t == addr && !is_call)
+            *loops_to_entry = true;
+        if (push_target(m, t) < 0)
+            return -1;
     }
     return 0;
 }
 
-static int scan_branches(csh cs, const struct elf_image *image, uint64_t bias,
-                         const struct text *texts, size_t ntexts, struct branch_map *m)
+/* The first element of sorted v[0..n) above x, or n. */
+static size_t first_above(const uint64_t *v, size_t n, uint64_t x);
+
+/* Where a branch would break a patch: just after the start of a function to patch (a jump
+ * covers at most sizeof(inject_patch.orig) bytes). picks: their starts, sorted. */
+static bool near_pick(const uint64_t *picks, size_t n, uint64_t t)
+{
+    size_t i = first_above(picks, n, t - 1); /* the first start >= t */
+    return i > 0 && t - picks[i - 1] < sizeof(((struct inject_patch *)0)->orig);
+}
+
+/* Could a rel32 jump or call in code[0..size) land near a pick? A byte scan (every offset, not
+ * only instruction boundaries): a superset, which the decoding then makes exact. */
+static bool may_branch_to_picks(const uint8_t *code, uint64_t size, uint64_t addr,
+                                const uint64_t *picks, size_t npicks)
+{
+    for (uint64_t j = 0; j + 5 <= size; j++) {
+        int32_t rel;
+        if (code[j] == 0xe8 || code[j] == 0xe9) {
+            memcpy(&rel, code + j + 1, 4);
+            if (near_pick(picks, npicks, addr + j + 5 + (int64_t)rel))
+                return true;
+        } else if (code[j] == 0x0f && j + 6 <= size && code[j + 1] >= 0x80 && code[j + 1] <= 0x8f) {
+            memcpy(&rel, code + j + 2, 4);
+            if (near_pick(picks, npicks, addr + j + 6 + (int64_t)rel))
+                return true;
+        }
+    }
+    return false;
+}
+
+/* Does [lo, hi) come within reach of a rel8 branch (or hold the start) of a pick? */
+static bool close_to_pick(const uint64_t *picks, size_t n, uint64_t lo, uint64_t hi)
+{
+    size_t i = first_above(picks, n, lo > 256 ? lo - 256 : 0);
+    return i < n && picks[i] < hi + 256;
+}
+
+struct span {
+    uint64_t start, end; /* link-time */
+};
+
+static int cmp_span(const void *a, const void *b)
+{
+    const struct span *x = a, *y = b;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* The symbols' bodies, sorted by start. */
+static struct span *symbol_spans(const struct elf_image *image, size_t n)
+{
+    struct span *v = calloc(n ? n : 1, sizeof(*v));
+    for (size_t i = 0; v && i < n; i++)
+        v[i] = (struct span){image->funcs[i].addr, image->funcs[i].addr + image->funcs[i].size};
+    if (v)
+        qsort(v, n, sizeof(*v), cmp_span);
+    return v;
+}
+
+/* The furthest end of a symbol that starts at start, or start. */
+static uint64_t symbol_end(const struct span *v, size_t n, uint64_t start)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (v[mid].start < start)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    uint64_t end = start;
+    for (; lo < n && v[lo].start == start; lo++)
+        if (v[lo].end > end)
+            end = v[lo].end;
+    return end;
+}
+
+/* image->funcs[0..first_range) are decoded whole; the unwind ranges after them (the code the
+ * symbols do not cover, in a stripped file most of it) only where a branch could land near a
+ * pick: decoding a whole text costs about a second, this a few milliseconds. */
+static int scan_branches(const struct elf_image *image, uint64_t bias, const struct text *texts,
+                         size_t ntexts, size_t first_range, const uint64_t *picks, size_t npicks,
+                         struct branch_map *m)
 {
     m->loops_to_entry = calloc(image->nfuncs ? image->nfuncs : 1, sizeof(bool));
+    struct span *spans = symbol_spans(image, first_range);
+    if (!spans)
+        return -1;
+    /* Without details: see relative_target. */
+    csh cs;
+    if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK)
+        return -1;
     cs_insn *insn = cs_malloc(cs);
     if (!m->loops_to_entry || !insn) {
         if (insn)
             cs_free(insn, 1);
+        cs_close(&cs);
+        free(spans);
         return -1;
     }
     int rc = 0;
@@ -116,9 +232,23 @@ static int scan_branches(csh cs, const struct elf_image *image, uint64_t bias,
         if (!t)
             continue;
         uint64_t size = f->size < t->size - off ? f->size : t->size - off;
-        rc = scan_body(cs, insn, m, t->bytes + off, size, f->addr + bias, &m->loops_to_entry[i]);
+        uint64_t at = f->addr + bias;
+        bool *loops = &m->loops_to_entry[i], ignored;
+        if (i >= first_range) { /* what a symbol's body at the same start left to see */
+            uint64_t skip = symbol_end(spans, first_range, f->addr) - f->addr;
+            if (skip >= size)
+                continue;
+            if (skip)
+                off += skip, at += skip, size -= skip, loops = &ignored;
+            if (!close_to_pick(picks, npicks, at, at + size) &&
+                !may_branch_to_picks(t->bytes + off, size, at, picks, npicks))
+                continue;
+        }
+        rc = scan_body(cs, insn, m, t->bytes + off, size, at, loops);
     }
+    free(spans);
     cs_free(insn, 1);
+    cs_close(&cs);
     if (rc == 0 && m->n)
         qsort(m->targets, m->n, sizeof(*m->targets), cmp_u64);
     m->starts = calloc(image->nfuncs ? image->nfuncs : 1, sizeof(*m->starts));
@@ -362,18 +492,28 @@ long patch_functions(struct session *s, const struct patch_target *target,
     /* The symbols may not cover every function (a stripped file keeps only its exported ones):
      * the unwind table's ranges make the scan see the branches of all the code. */
     struct elf_image scanned = *image;
+    size_t first_range = target->first_range ? target->first_range : image->nfuncs;
     struct func_symbol *ranges =
-        target->with_unwind ? NULL : eh_frame_ranges(image, &scanned.nfuncs);
+        target->first_range ? NULL : eh_frame_ranges(image, &scanned.nfuncs);
     if (ranges)
         scanned.funcs = ranges;
+    uint64_t *starts = calloc(n ? n : 1, sizeof(*starts));
+    for (size_t i = 0; starts && i < n; i++)
+        starts[i] = image->funcs[picks[i].index].addr + target->bias;
+    if (starts)
+        qsort(starts, n, sizeof(*starts), cmp_u64);
     struct text *texts = calloc(image->nsegments ? image->nsegments : 1, sizeof(*texts));
     struct branch_map m = {0};
     uint8_t *codebuf = calloc(1, n * FUNC_CODE_SIZE + 1);
     long rc = -1;
-    if (texts && codebuf && read_texts(target->p, image, target->bias, texts) == 0 &&
-        scan_branches(s->decoder, &scanned, target->bias, texts, image->nsegments, &m) == 0)
+    if (n && starts && texts && codebuf && read_texts(target->p, image, target->bias, texts) == 0 &&
+        scan_branches(&scanned, target->bias, texts, image->nsegments, first_range, starts, n,
+                      &m) == 0)
         rc = patch_planned(s, target, picks, n, texts, &m, codebuf);
+    else if (!n)
+        rc = 0; /* nothing wanted (-F) */
     free(ranges);
+    free(starts);
     for (size_t i = 0; texts && i < image->nsegments; i++)
         free(texts[i].bytes);
     free(texts);

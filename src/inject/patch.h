@@ -30,7 +30,7 @@ struct patch_target {
     uint64_t bias;
     uint32_t image_id;
     uint64_t code, blob_entry;
-    bool with_unwind; /* image->funcs already ends with its unwind ranges (eh_frame_hdr.h) */
+    size_t first_range; /* 0, or image->funcs from here on are its unwind ranges (eh_frame_hdr.h) */
 };
 /* A function of the image to patch, and the name it is traced under. */
 struct patch_pick {

@@ -78,9 +78,10 @@ static void usage(FILE *f)
           "                     every breakpoint (threads are always traced)\n"
           "      --engine=E     ptrace (the default): a breakpoint stop per call, traces\n"
           "                     everything; inject: records inside the program through\n"
-          "                     patched entries, ~1000x faster (-A/-R too); launch only;\n"
-          "                     forked children until they exec, and programs it cannot\n"
-          "                     handle yet (static, swapcontext) fall back to ptrace\n"
+          "                     patched entries, ~1000x faster (-A/-R and -l too); launch\n"
+          "                     only; forked children until they exec, and programs it\n"
+          "                     cannot handle yet (static, swapcontext) fall back to\n"
+          "                     ptrace, and functions it cannot patch to breakpoints (-v)\n"
           "      --buffer-size N  with --engine=inject: each thread's ring, in bytes (K, M\n"
           "                     suffixes; default 8M); a thread with a full ring waits for\n"
           "                     calltrace, at most 200 ms, then drops calls and says so\n"
@@ -226,8 +227,6 @@ static int check_engine_options(const struct record_cli *cli)
         return 0;
     if (cli->attach_pid)
         unsupported = "-p (attaching)";
-    else if (o->nlibs)
-        unsupported = "-l (shared libraries)";
     if (!unsupported)
         return 0;
     err_hint("use --engine=ptrace", "--engine=inject: %s is not supported yet", unsupported);

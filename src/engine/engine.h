@@ -32,6 +32,9 @@ long engine_trace_executable(struct session *s, struct process *p, pid_t via, bo
 /* -l: watches p's dynamic linker through the stopped thread via, and (attached, not at_exec)
  * traces the matching libraries already loaded. Returns the number of functions traced. */
 long engine_watch_libraries(struct session *s, struct process *p, pid_t via, bool at_exec);
+/* -l: forgets which libraries p's address space has, so that the next engine_watch_libraries
+ * traces them all anew (a forked child the inject engine hands over to the ptrace engine). */
+void engine_relearn_libraries(struct addrspace *as);
 /* -l: notes which -F/-N patterns match functions of image, for the warning about the patterns
  * that matched nothing in the whole run. */
 void engine_note_filter_hits(struct session *s, const struct elf_image *image);

@@ -94,13 +94,14 @@ static int compare_resolved(const void *a, const void *b)
     return strcmp(x->name, y->name);
 }
 
-/* IFUNCs that pick the same implementation (memcpy and memmove, often) cannot be told apart
- * at the callee: the function is named after all of them, "memcpy/memmove". */
-static long trace_resolved(struct session *s, struct process *p, pid_t tid, uint32_t image_id,
-                           struct resolved *r, size_t n)
+/* The chosen implementations, one per address, each named after the IFUNCs that chose it:
+ * IFUNCs that pick the same implementation (memcpy and memmove, often) cannot be told apart at
+ * the callee, so the function is named after all of them, "memcpy/memmove". */
+static size_t group_resolved(struct session *s, struct process *p, struct resolved *r, size_t n,
+                             struct ifunc_impl *out)
 {
     qsort(r, n, sizeof(*r), compare_resolved);
-    long traced = 0;
+    size_t ngroups = 0;
     for (size_t i = 0, j; i < n; i = j) {
         char name[MAX_IFUNC_NAME] = "";
         bool wanted = false;
@@ -112,13 +113,43 @@ static long trace_resolved(struct session *s, struct process *p, pid_t tid, uint
         }
         if (!wanted)
             continue;
-        int rc = probe_insert_function(s, p, tid, image_id, r[i].impl, name);
+        if (s->inject && inject_patched_at(s, p, r[i].impl)) {
+            dbg(DBG_SYMBOLS, 1, "IFUNC %s: its implementation is traced under its own name", name);
+            continue;
+        }
+        out[ngroups] = (struct ifunc_impl){r[i].impl, strdup(name), false};
+        if (out[ngroups].name)
+            ngroups++;
+    }
+    return ngroups;
+}
+
+/* The inject engine patches what it can (it must know the implementation's extent); the rest
+ * gets breakpoints. */
+static long trace_resolved(struct session *s, struct process *p, pid_t tid,
+                           const struct traced_lib *lib, struct resolved *r, size_t n)
+{
+    struct ifunc_impl *impls = calloc(n ? n : 1, sizeof(*impls));
+    if (!impls)
+        return 0;
+    size_t ngroups = group_resolved(s, p, r, n, impls);
+    long traced = 0;
+    if (s->inject)
+        traced += inject_trace_ifuncs(s, p, tid, lib->image_id, lib->bias, impls, ngroups);
+    for (size_t i = 0; i < ngroups; i++) {
+        if (impls[i].done)
+            continue;
+        int rc = probe_insert_function(s, p, tid, lib->image_id, impls[i].impl, impls[i].name);
         if (rc < 0)
             break;
         if (rc > 0)
-            dbg(DBG_SYMBOLS, 2, "IFUNC %s: traced at %#llx", name, (unsigned long long)r[i].impl);
+            dbg(DBG_SYMBOLS, 2, "IFUNC %s: traced at %#llx", impls[i].name,
+                (unsigned long long)impls[i].impl);
         traced += rc;
     }
+    for (size_t i = 0; i < ngroups; i++)
+        free(impls[i].name);
+    free(impls);
     return traced;
 }
 
@@ -153,7 +184,7 @@ static long resolve_ifuncs(struct session *s, struct process *p, pid_t tid,
         }
         r[got++] = (struct resolved){impl, ifuncs[i].name};
     }
-    long traced = trace_resolved(s, p, tid, lib->image_id, r, got);
+    long traced = trace_resolved(s, p, tid, lib, r, got);
     free(r);
     return traced;
 }
@@ -217,6 +248,19 @@ static void exec_range(const struct elf_image *image, uint64_t bias, uint64_t *l
     }
 }
 
+/* Each engine's way to trace a library's functions: patched by the inject engine when the
+ * process has its rings, else the ptrace engine's breakpoints. */
+static long trace_functions(struct session *s, struct process *p, pid_t tid,
+                            const struct elf_image *image, uint64_t bias)
+{
+    if (s->inject) {
+        long traced = inject_trace_library(s, p, tid, image, bias);
+        if (traced >= 0)
+            return traced;
+    }
+    return probe_insert_entries(s, p, tid, image, bias);
+}
+
 /* Instruments one new object when -l selects it; remembers it either way. */
 static long add_library(struct session *s, struct process *p, pid_t tid,
                         const struct loaded_object *obj, bool relocated)
@@ -249,7 +293,7 @@ static long add_library(struct session *s, struct process *p, pid_t tid,
     engine_note_filter_hits(s, &image);
     lib->image_id = s->next_image_id;
     lib->func_lo = s->next_func_id;
-    long traced = probe_insert_entries(s, p, tid, &image, obj->bias);
+    long traced = trace_functions(s, p, tid, &image, obj->bias);
     if (traced < 0)
         traced = 0;
     if (relocated)
@@ -284,15 +328,18 @@ static void close_frames_in(struct session *s, struct addrspace *as, const struc
     }
 }
 
-static void remove_library(struct session *s, struct addrspace *as, size_t index)
+static void remove_library(struct session *s, struct process *p, size_t index)
 {
+    struct addrspace *as = p->as;
     struct linker_watch *lw = &as->linker;
     struct traced_lib *lib = &lw->libs[index];
     if (lib->hi) {
+        if (s->inject)
+            inject_forget_library(s, p, lib->lo, lib->hi);
         close_frames_in(s, as, lib);
         probe_forget(as, lib->lo, lib->hi, lib->func_lo, lib->func_hi);
         maps_free(&as->maps); /* the cached maps still show it */
-        dbg(DBG_ENGINE, 1, "library at %#llx unloaded: its breakpoints are forgotten",
+        dbg(DBG_ENGINE, 1, "library at %#llx unloaded: its breakpoints and patches are forgotten",
             (unsigned long long)lib->bias);
     }
     traced_lib_clear(lib);
@@ -334,7 +381,7 @@ static long sync_libraries(struct session *s, struct process *p, pid_t tid)
     lw->started = true;
     for (size_t i = lw->nlibs; i-- > 0;)
         if (!listed(&list, &lw->libs[i]))
-            remove_library(s, p->as, i);
+            remove_library(s, p, i);
     long traced = 0;
     for (size_t i = 0; i < list.count; i++) {
         const struct loaded_object *obj = &list.objects[i];
@@ -348,6 +395,15 @@ static long sync_libraries(struct session *s, struct process *p, pid_t tid)
     }
     link_map_free(&list);
     return traced;
+}
+
+void engine_relearn_libraries(struct addrspace *as)
+{
+    struct linker_watch *lw = &as->linker;
+    for (size_t i = 0; i < lw->nlibs; i++)
+        traced_lib_clear(&lw->libs[i]);
+    lw->nlibs = 0;
+    lw->started = false; /* they are relocated: their IFUNCs can be resolved at once */
 }
 
 long engine_watch_libraries(struct session *s, struct process *p, pid_t via, bool at_exec)

@@ -9,6 +9,7 @@
 #include "engine/engine.h"
 #include "engine/sigtrap_guard.h"
 #include "engine/stack_region.h"
+#include "inject/inject.h"
 #include "probe/addrspace.h"
 #include "probe/breakpoints.h"
 #include "probe/memory.h"
@@ -32,6 +33,8 @@ static void on_entry(struct session *s, struct thread *t, const struct breakpoin
     uint64_t ret = 0;
     if (mem_read(p->mem_fd, sp, &ret, sizeof(ret)) < 0)
         return;
+    /* Under the inject engine, the function may have been tail-called from a patched one. */
+    bool hooked = s->inject && inject_hooked_return(s, t, sp, &ret);
     struct frame call = {.entry_sp = sp,
                          .ret_addr = ret,
                          .region = stack_region(t, sp),
@@ -45,7 +48,8 @@ static void on_entry(struct session *s, struct thread *t, const struct breakpoin
     rec_enter(s->rec, p->pid, t->tid, bp->func, s->now);
     if (s->capture)
         capture_at_entry(s, t, bp->func, regs);
-    probe_return_site(s, p, t->tid, ret);
+    if (!hooked)
+        probe_return_site(s, p, t->tid, ret);
 }
 
 void engine_on_trap(struct session *s, struct thread *t)
@@ -60,6 +64,8 @@ void engine_on_trap(struct session *s, struct thread *t)
         return;
     }
     sigtrap_guard_check(t);
+    if (s->inject) /* its calls through the trampolines come first: it made them first */
+        inject_drain_thread(s, t);
     if (t->proc->unfollowed) { /* a vfork child of --no-follow: run through, record nothing */
         ptrace(PTRACE_POKEUSER, t->tid, offsetof(struct user_regs_struct, rip), bp->resume);
         engine_resume(t, 0);

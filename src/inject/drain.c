@@ -27,7 +27,7 @@
 static uint64_t real_return(const struct thread *t, const struct inject_space *sp,
                             const struct inject_event *ev)
 {
-    if (ev->ret != sp->blob_exit && ev->ret != sp->blob_exit_args)
+    if (!space_is_blob_exit(sp, ev->ret))
         return ev->ret;
     for (size_t i = t->stack.depth; i-- > 0;)
         if (t->stack.frames[i].entry_sp == ev->slot)
@@ -77,7 +77,7 @@ static void on_event(struct session *s, struct thread *t, const struct inject_sp
         r.pending = s->capture && captures_returned(s, t, func, data, len);
         /* a tail-called function: the chain ends with the exit of the call it came from,
          * whose return value is to be recorded too (the ptrace engine sees one return) */
-        bool chain = ev->ret == sp->blob_exit || ev->ret == sp->blob_exit_args;
+        bool chain = space_is_blob_exit(sp, ev->ret);
         if (s->capture && chain) {
             if (r.pending)
                 captures_keep_for_chain(s, t);
@@ -291,6 +291,28 @@ pid_t inject_wait(struct session *s, int *status)
         struct timespec ts = {0, IDLE_WAIT_NS};
         sigtimedwait(&chld, NULL, &ts);
     }
+}
+
+void inject_drain_thread(struct session *s, struct thread *t)
+{
+    struct inject_space *sp = addr_map_get(&s->inject->spaces, (uint64_t)t->proc->pid);
+    int slot = sp ? space_slot_of(sp, t->tid) : -1;
+    if (slot >= 0 && !sp->slot_lender[slot])
+        drain_slot(s, sp, slot, t, false);
+}
+
+bool inject_hooked_return(const struct session *s, const struct thread *t, uint64_t rsp,
+                          uint64_t *ret)
+{
+    const struct inject_space *sp = addr_map_get(&s->inject->spaces, (uint64_t)t->proc->pid);
+    if (!sp || !space_is_blob_exit(sp, *ret))
+        return false;
+    for (size_t i = t->stack.depth; i-- > 0;)
+        if (t->stack.frames[i].entry_sp == rsp) {
+            *ret = t->stack.frames[i].ret_addr;
+            break;
+        }
+    return true;
 }
 
 bool inject_has_rings(const struct session *s)

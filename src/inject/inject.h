@@ -13,12 +13,18 @@
  * -A/-R: captured functions enter the trampoline's args path, which copies what their
  * capture table names into the ring (inject/captures.h, inject/capture_table.h).
  *
- * What it does not do yet falls back or is said: forked children are traced by the ptrace
- * engine until they exec (one line),
- * functions it cannot patch safely are counted (-v says why), programs it cannot handle
- * (static, not glibc, swapcontext) are traced by the ptrace engine instead. C++ exceptions,
- * thread cancellation and backtrace() cross hooked frames with a stop where the unwinder starts
- * and ends (inject/unwind.h). */
+ * -l: each library the dynamic linker maps gets a code region near it with its own copy of the
+ * blob, and its entries patched (library.c); engine/libraries.c follows the dynamic linker for
+ * both engines.
+ *
+ * What it does not do falls back or is said: forked children are traced by the ptrace engine
+ * until they exec (one line), functions it cannot patch safely (too short, a loop head at the
+ * entry, a branch into the bytes the jump covers, an unrelocatable prologue) get the ptrace
+ * engine's breakpoints (-v says which and why; their stops come after the thread's ring is
+ * drained, so both kinds of calls nest in one stack), IFUNC implementations without a symbol
+ * too, programs it cannot handle (static, not glibc, swapcontext) are traced by the ptrace
+ * engine instead. C++ exceptions, thread cancellation and backtrace() cross hooked frames with
+ * a stop where the unwinder starts and ends (inject/unwind.h). */
 #ifndef CALLTRACE_INJECT_INJECT_H
 #define CALLTRACE_INJECT_INJECT_H
 
@@ -68,11 +74,39 @@ const char *inject_image_unsupported(const char *path);
 long inject_trace_image(struct session *s, struct process *p, pid_t via,
                         const struct elf_image *image, uint64_t bias);
 
+/* -l: patches the traced functions of a library (loaded at bias in p; stopped thread via), in a
+ * code region near it; those it cannot patch get breakpoints. Returns the number traced, or -1
+ * (nothing done: p has no rings, or no room near the library) for the caller's breakpoints. */
+long inject_trace_library(struct session *s, struct process *p, pid_t via,
+                          const struct elf_image *image, uint64_t bias);
+/* -l: the library in [lo, hi) of p was unloaded: drains the rings, then forgets its patches. */
+void inject_forget_library(struct session *s, struct process *p, uint64_t lo, uint64_t hi);
+/* An IFUNC's implementation, to trace under name; done once traced. */
+struct ifunc_impl {
+    uint64_t impl;
+    char *name;
+    bool done;
+};
+/* -l: patches, under their IFUNC's name, the implementations impls[0..n) that the symbols of the
+ * library loaded at bias give an extent to (the others are left for breakpoints), as part of
+ * image image_id. Returns the number traced. */
+long inject_trace_ifuncs(struct session *s, struct process *p, pid_t via, uint32_t image_id,
+                         uint64_t bias, struct ifunc_impl *impls, size_t n);
+/* Is addr the entry of a function the inject engine patched in p? */
+bool inject_patched_at(const struct session *s, const struct process *p, uint64_t addr);
+
 /* Moves every event written so far into the recorder; final: even those whose writer never
  * finished them (counted as dropped), because it will not. */
 void inject_drain(struct session *s, bool final);
 /* Does a traced process have rings (not every image can be injected)? */
 bool inject_has_rings(const struct session *s);
+/* Moves t's events (t stopped: all of them) into the recorder, before a breakpoint of t is. */
+void inject_drain_thread(struct session *s, struct thread *t);
+/* A breakpoint's function entered with ret, read at rsp: when ret is a trampoline's exit (a tail
+ * call from a patched function), sets it to the real return address and returns true: the
+ * trampoline's exit event ends the call, no return site is needed. */
+bool inject_hooked_return(const struct session *s, const struct thread *t, uint64_t rsp,
+                          uint64_t *ret);
 /* Waits for a ptrace stop (its tid, status) while draining the rings; returns like waitpid. */
 pid_t inject_wait(struct session *s, int *status);
 
@@ -88,6 +122,10 @@ bool inject_on_fork(struct session *s, struct thread *parent, pid_t child, bool 
 void inject_on_vfork_done(struct session *s, struct thread *parent);
 /* A new thread, with the flags of its clone. */
 void inject_on_clone(struct session *s, pid_t tid, unsigned long flags);
+/* What a forked child needs from its parent's region until its first stop (threads.c). */
+struct inject_fork_copy;
+void inject_fork_copy_free(struct inject_fork_copy *c);
+
 /* Before calltrace lets go of a child process: its patches out, its rings its own. */
 void inject_release_child(struct session *s, struct process *p, pid_t tid);
 

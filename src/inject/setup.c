@@ -20,7 +20,6 @@
     (PTRACE_O_EXITKILL | PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |          \
      PTRACE_O_TRACEEXEC | PTRACE_O_TRACEVFORKDONE)
 
-#define BLOB_ROOM 4096 /* the blob, then the memfd's path */
 
 static size_t round_pow2(size_t v)
 {
@@ -50,7 +49,7 @@ void inject_engine_free(struct inject_engine *e)
     ADDR_MAP_FOREACH(&e->spaces, slot)
     space_free(e, slot->value);
     ADDR_MAP_FOREACH(&e->forks, slot)
-    free(slot->value);
+    inject_fork_copy_free(slot->value);
     addr_map_free(&e->spaces);
     addr_map_free(&e->forks);
     addr_map_free(&e->shared_tls);
@@ -71,7 +70,7 @@ static void forget_space(struct inject_engine *e, pid_t pid)
 }
 
 /* The blob, with the address of the main thread's claim word filled in. */
-static int write_blob(struct process *p, uint64_t code, const struct inject_space *sp)
+int inject_write_blob(struct process *p, uint64_t code, const struct inject_space *sp)
 {
     uint8_t buf[BLOB_ROOM];
     if (inject_blob_size + 64 > sizeof(buf))
@@ -111,7 +110,7 @@ long inject_trace_image(struct session *s, struct process *p, pid_t via,
         return -1;
     int main_slot = space_slot_take(sp, p->pid);
     space_store(sp->local, 0, space_ctl_remote(sp, main_slot));
-    if (write_blob(p, code, sp) < 0 || addr_map_put(&e->spaces, (uint64_t)p->pid, sp) < 0) {
+    if (inject_write_blob(p, code, sp) < 0 || addr_map_put(&e->spaces, (uint64_t)p->pid, sp) < 0) {
         space_free(e, sp);
         return -1;
     }
@@ -121,6 +120,7 @@ long inject_trace_image(struct session *s, struct process *p, pid_t via,
     sp->blob_exit = code + inject_blob_exit_off;
     sp->blob_exit_args = code + inject_blob_exit_args_off;
     long n = patch_image(s, p, via, sp, image, bias, code + BLOB_ROOM, code);
-    dbg(DBG_ENGINE, 1, "%s: %ld functions patched in process %d", image->path, n, (int)p->pid);
+    dbg(DBG_ENGINE, 1, "%s: %ld functions traced in process %d (inject)", image->path, n,
+        (int)p->pid);
     return n < 0 ? 0 : n;
 }

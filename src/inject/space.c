@@ -99,6 +99,7 @@ void space_free(struct inject_engine *e, struct inject_space *sp)
     munmap(sp->local, sp->size);
     close(sp->memfd);
     free(sp->patches);
+    free(sp->lib_blobs);
     free(sp);
 }
 
@@ -149,4 +150,16 @@ void space_slot_release(struct inject_engine *e, struct inject_space *sp, int sl
     sp->slot_tid[slot] = 0;
     sp->slot_fs[slot] = 0;
     sp->slot_lender[slot] = 0;
+}
+
+int space_add_blob(struct inject_space *sp, uint64_t code, uint32_t first_func, uint32_t end_func)
+{
+    struct blob_copy *more = reallocarray(sp->lib_blobs, sp->nlib_blobs + 1, sizeof(*more));
+    if (!more)
+        return -1;
+    sp->lib_blobs = more;
+    more[sp->nlib_blobs++] = (struct blob_copy){code + inject_blob_exit_off,
+                                                code + inject_blob_exit_args_off, first_func,
+                                                end_func};
+    return 0;
 }

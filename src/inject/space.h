@@ -24,6 +24,15 @@ struct inject_patch {
     uint8_t len;
 };
 
+/* The trampolines' room at the start of a code region: the blob, then a few bytes of data. */
+#define BLOB_ROOM 4096
+
+/* A copy of the blob, and the ids of the functions whose stubs enter it. */
+struct blob_copy {
+    uint64_t exit, exit_args;
+    uint32_t first_func, end_func;
+};
+
 struct inject_space {
     pid_t pid;
     int memfd;
@@ -41,8 +50,11 @@ struct inject_space {
     uint32_t first_func, end_func; /* the ids of its functions */
     uint64_t blob_exit;            /* where hooked calls return to, in the program */
     uint64_t blob_exit_args;       /* the same for functions whose values are captured */
+    struct blob_copy *lib_blobs;   /* -l: each library's code region has a copy of the blob
+                                    * (the stubs reach it with a rel32 jump) */
+    size_t nlib_blobs;
     struct inject_patch *patches;
-    size_t npatches;
+    size_t npatches, patches_cap;
     bool corrupt_reported;
     struct unwind_hook unwind_hooks[UNWIND_HOOKS_MAX]; /* breakpoints of inject/unwind.c */
     size_t nunwind_hooks;
@@ -73,6 +85,51 @@ static inline uint64_t space_ctl_remote(const struct inject_space *sp, int slot)
 {
     return sp->remote + REGION_HEADER + (uint64_t)slot * sp->slot_size;
 }
+
+/* Where hooked calls return to: the exits of every copy of the blob in a process. */
+struct exit_set {
+    uint64_t exit, exit_args; /* the executable's blob */
+    const struct blob_copy *libs;
+    size_t nlibs;
+};
+
+static inline struct exit_set space_exit_set(const struct inject_space *sp)
+{
+    return (struct exit_set){sp->blob_exit, sp->blob_exit_args, sp->lib_blobs, sp->nlib_blobs};
+}
+
+static inline bool exit_set_has(const struct exit_set *x, uint64_t addr)
+{
+    if (addr == x->exit || addr == x->exit_args)
+        return true;
+    for (size_t i = 0; i < x->nlibs; i++)
+        if (addr == x->libs[i].exit || addr == x->libs[i].exit_args)
+            return true;
+    return false;
+}
+
+/* Where a hooked call of function func returns to: the exit of the blob its stub enters (args:
+ * the -A/-R path's). */
+static inline uint64_t exit_set_exit_of(const struct exit_set *x, uint32_t func, bool args)
+{
+    for (size_t i = 0; i < x->nlibs; i++)
+        if (func >= x->libs[i].first_func && func < x->libs[i].end_func)
+            return args ? x->libs[i].exit_args : x->libs[i].exit;
+    return args ? x->exit_args : x->exit;
+}
+
+/* Is addr where a hooked call returns to, in one of sp's code regions? */
+static inline bool space_is_blob_exit(const struct inject_space *sp, uint64_t addr)
+{
+    struct exit_set x = space_exit_set(sp);
+    return exit_set_has(&x, addr);
+}
+
+/* Adds the copy of the blob at code, entered by the stubs of functions [first_func, end_func). */
+int space_add_blob(struct inject_space *sp, uint64_t code, uint32_t first_func, uint32_t end_func);
+
+/* Writes the blob at code in p, with the address of sp's main thread claim word filled in. */
+int inject_write_blob(struct process *p, uint64_t code, const struct inject_space *sp);
 
 /* Reads and writes a word of the region the program changes concurrently. */
 static inline uint64_t space_load(const uint8_t *ctl, size_t off)

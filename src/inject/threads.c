@@ -24,13 +24,22 @@
 struct inject_fork_copy {
     uint64_t remote, size;
     uint64_t ctl_remote; /* 0: the forking thread had no control block */
-    struct exit_hooks exits;
+    struct exit_set exits; /* exits.libs: a copy, freed with it */
     struct inject_patch *patches;
     size_t npatches;
     size_t shadow_len;
     uint8_t ctl[CTL_SIZE];
     uint8_t shadow[];
 };
+
+void inject_fork_copy_free(struct inject_fork_copy *c)
+{
+    if (!c)
+        return;
+    free(c->patches);
+    free((void *)c->exits.libs);
+    free(c);
+}
 
 static struct inject_space *space_of(struct session *s, pid_t pid)
 {
@@ -78,9 +87,8 @@ static void fork_child_to_ptrace(struct session *s, struct thread *t, struct inj
     addr_map_del(&s->inject->forks, (uint64_t)p->pid);
     int rc = detach_child_region(p, t->tid, c);
     if (rc == 0 && c->ctl_remote)
-        inject_unhook_inherited(p, t->tid, c->exits, c->shadow, c->shadow_len);
-    free(c->patches);
-    free(c);
+        inject_unhook_inherited(p, t->tid, &c->exits, c->shadow, c->shadow_len);
+    inject_fork_copy_free(c);
     if (rc < 0) {
         err_msg("--engine=inject: process %d: cannot take calltrace out of it: %s", (int)p->pid,
                 strerror(errno));
@@ -88,6 +96,7 @@ static void fork_child_to_ptrace(struct session *s, struct thread *t, struct inj
     }
     note_children(s, p->pid);
     addr_map_put(&s->inject->ptrace_only, (uint64_t)p->pid, (void *)1);
+    engine_relearn_libraries(p->as); /* their patches went too: breakpoints now */
     engine_trace_executable(s, p, t->tid, false);
 }
 
@@ -162,18 +171,22 @@ static void copy_for_fork(struct session *s, struct inject_space *sp, int slot, 
     }
     struct inject_fork_copy *c = calloc(1, sizeof(*c) + shadow_len);
     struct inject_patch *patches = calloc(sp->npatches ? sp->npatches : 1, sizeof(*patches));
-    if (!c || !patches || addr_map_put(&s->inject->forks, (uint64_t)child, c) < 0) {
+    struct blob_copy *libs = calloc(sp->nlib_blobs ? sp->nlib_blobs : 1, sizeof(*libs));
+    if (!c || !patches || !libs || addr_map_put(&s->inject->forks, (uint64_t)child, c) < 0) {
         err_msg("--engine=inject: process %d: out of memory", (int)child);
         free(c);
         free(patches);
+        free(libs);
         return;
     }
+    memcpy(libs, sp->lib_blobs, sp->nlib_blobs * sizeof(*libs));
     memcpy(patches, sp->patches, sp->npatches * sizeof(*patches));
     c->patches = patches;
     c->npatches = sp->npatches;
     c->remote = sp->remote;
     c->size = sp->size;
-    c->exits = (struct exit_hooks){sp->blob_exit, sp->blob_exit_args};
+    c->exits = space_exit_set(sp);
+    c->exits.libs = libs;
     if (slot >= 0) {
         const uint8_t *ctl = space_ctl(sp, slot);
         c->ctl_remote = space_ctl_remote(sp, slot);
@@ -275,6 +288,5 @@ void inject_release_child(struct session *s, struct process *p, pid_t tid)
         err_msg("--engine=inject: process %d: cannot take calltrace out of it: %s", (int)p->pid,
                 strerror(errno));
     addr_map_del(&s->inject->forks, (uint64_t)p->pid);
-    free(c->patches);
-    free(c);
+    inject_fork_copy_free(c);
 }

@@ -129,26 +129,16 @@ static bool shadow_of(const struct inject_space *sp, pid_t tid, struct shadow_vi
 }
 
 /* The trampoline exit a shadow entry's call returns through: the -A/-R path marks its entries
- * (bit 32 of the function word) and has an exit of its own. */
-static uint64_t exit_of(struct exit_hooks hooks, const struct shadow_entry *e)
+ * (bit 32 of the function word) and has an exit of its own, and each library its blob. */
+static uint64_t exit_of(const struct exit_set *hooks, const struct shadow_entry *e)
 {
-    return (e->func >> 32) & 1 ? hooks.args : hooks.plain;
-}
-
-static bool is_exit(struct exit_hooks hooks, uint64_t addr)
-{
-    return addr == hooks.plain || addr == hooks.args;
-}
-
-static struct exit_hooks space_exits(const struct inject_space *sp)
-{
-    return (struct exit_hooks){sp->blob_exit, sp->blob_exit_args};
+    return exit_set_exit_of(hooks, (uint32_t)e->func, (e->func >> 32) & 1);
 }
 
 /* Swaps the return address slots of the live entries (slot at or above rsp; their ret not a
  * trampoline exit: a tail call's entry shares its caller's slot), newest first, from the exit to
  * their real return address (unhook) or back (rehook). */
-static void swap_entries(struct process *p, struct exit_hooks hooks,
+static void swap_entries(struct process *p, const struct exit_set *hooks,
                          const struct shadow_entry *base, size_t depth, uint64_t rsp, bool unhook)
 {
     struct slot_swap *swaps = malloc((depth ? depth : 1) * sizeof(*swaps));
@@ -159,7 +149,7 @@ static void swap_entries(struct process *p, struct exit_hooks hooks,
     size_t n = 0;
     for (size_t i = depth; i-- > 0;) {
         const struct shadow_entry *e = &base[i];
-        if (is_exit(hooks, e->ret) || e->slot < rsp)
+        if (exit_set_has(hooks, e->ret) || e->slot < rsp)
             continue;
         uint64_t hook = exit_of(hooks, e);
         swaps[n++] = unhook ? (struct slot_swap){e->slot, hook, e->ret}
@@ -170,7 +160,7 @@ static void swap_entries(struct process *p, struct exit_hooks hooks,
 }
 
 /* Every live hooked call of a thread returns to its real address. */
-static void unhook_entries(struct process *p, struct exit_hooks hooks,
+static void unhook_entries(struct process *p, const struct exit_set *hooks,
                            const struct shadow_entry *base, size_t depth, uint64_t rsp)
 {
     swap_entries(p, hooks, base, depth, rsp, true);
@@ -179,10 +169,11 @@ static void unhook_entries(struct process *p, struct exit_hooks hooks,
 static void unhook_returns(struct process *p, const struct inject_space *sp,
                            const struct shadow_view *v, uint64_t rsp)
 {
-    unhook_entries(p, space_exits(sp), v->base, v->depth, rsp);
+    struct exit_set hooks = space_exit_set(sp);
+    unhook_entries(p, &hooks, v->base, v->depth, rsp);
 }
 
-void inject_unhook_inherited(struct process *p, pid_t tid, struct exit_hooks hooks,
+void inject_unhook_inherited(struct process *p, pid_t tid, const struct exit_set *hooks,
                              const void *shadow, size_t len)
 {
     struct user_regs_struct regs;
@@ -233,7 +224,8 @@ static void rehook_returns(struct session *s, struct process *p, struct inject_s
         space_store(v->ctl, CTL_SHADOW_TOP, v->remote_base + depth * SHADOW_ENTRY_SIZE);
         v->depth = depth;
     }
-    swap_entries(p, space_exits(sp), v->base, depth, live_sp, false);
+    struct exit_set hooks = space_exit_set(sp);
+    swap_entries(p, &hooks, v->base, depth, live_sp, false);
 }
 
 /* The exception class of libstdc++'s exceptions (the Itanium C++ ABI's __cxa_exception), and of
@@ -284,11 +276,11 @@ static uint64_t walk_return(const struct process *p, const struct inject_space *
     uint64_t ret;
     if (mem_read(p->mem_fd, rsp, &ret, sizeof(ret)) < 0)
         return 0;
-    struct exit_hooks hooks = space_exits(sp);
-    for (size_t i = v->depth; is_exit(hooks, ret) && i-- > 0;)
-        if (v->base[i].slot == rsp && !is_exit(hooks, v->base[i].ret))
+    struct exit_set hooks = space_exit_set(sp);
+    for (size_t i = v->depth; exit_set_has(&hooks, ret) && i-- > 0;)
+        if (v->base[i].slot == rsp && !exit_set_has(&hooks, v->base[i].ret))
             ret = v->base[i].ret;
-    return is_exit(hooks, ret) ? 0 : ret;
+    return exit_set_has(&hooks, ret) ? 0 : ret;
 }
 
 bool inject_on_hook(struct session *s, struct thread *t, uint64_t addr)

@@ -55,11 +55,8 @@ struct unwind_hook {
 /* A forked child, stopped (thread tid), leaves the inject engine: the calls it inherited from the
  * thread that forked, hooked in the parent (shadow: a copy of that thread's shadow stack, len
  * bytes), return to their real addresses, so that the child can unwind through them too. */
-/* Where hooked calls return to: the plain trampoline's exit and the -A/-R one's. */
-struct exit_hooks {
-    uint64_t plain, args;
-};
-void inject_unhook_inherited(struct process *p, pid_t tid, struct exit_hooks hooks,
+struct exit_set;
+void inject_unhook_inherited(struct process *p, pid_t tid, const struct exit_set *hooks,
                              const void *shadow, size_t len);
 
 #endif

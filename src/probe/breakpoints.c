@@ -269,6 +269,35 @@ int probe_insert_function(struct session *s, struct process *p, pid_t tid, uint3
                         RETURN_SITE_RESERVE * SCRATCH_SLOT, (struct entry_origin){NULL, 0});
 }
 
+int probe_insert_symbol(struct session *s, struct process *p, pid_t tid, uint32_t image_id,
+                        const char *path, const struct func_symbol *f, uint64_t bias)
+{
+    uint64_t addr = f->addr + bias;
+    size_t len = (size_t)f->size + X86_MAX_INSN;
+    uint8_t *code = calloc(1, len);
+    if (!code)
+        return -1;
+    /* The body must be readable; the bytes after it only may be (the decoder's look-ahead). */
+    if (mem_read(p->mem_fd, addr, code, f->size ? f->size : 1) < 0) {
+        dbg(DBG_PROBE, 1, "skipping %s: cannot read its code at %#llx", f->name,
+            (unsigned long long)addr);
+        free(code);
+        return 0;
+    }
+    for (size_t n = X86_MAX_INSN; n > 0; n /= 2)
+        if (mem_read(p->mem_fd, addr + f->size, code + f->size, n) == 0)
+            break;
+    for (size_t i = 0; i < len; i++) {
+        struct breakpoint *bp = breakpoint_at(p->as, addr + i);
+        if (bp && code[i] == int3)
+            code[i] = bp->orig;
+    }
+    int rc = insert_entry(s, p, tid, image_id, code, len, f->size, addr, f->size, f->name,
+                          RETURN_SITE_RESERVE * SCRATCH_SLOT, (struct entry_origin){path, f->addr});
+    free(code);
+    return rc;
+}
+
 struct breakpoint *probe_insert_hook(struct session *s, struct process *p, pid_t tid, uint64_t addr)
 {
     struct breakpoint *bp = breakpoint_at(p->as, addr);

@@ -25,6 +25,12 @@ struct breakpoint *probe_return_site(struct session *s, struct process *p, pid_t
 int probe_insert_function(struct session *s, struct process *p, pid_t tid, uint32_t image_id,
                           uint64_t addr, const char *name);
 
+/* Puts an entry breakpoint on the one function f of image path (loaded at bias in p), as part
+ * of image image_id: the inject engine's fallback for a function it cannot patch safely.
+ * Returns 1 when traced, 0 when not (-v says why), -1 out of memory. */
+int probe_insert_symbol(struct session *s, struct process *p, pid_t tid, uint32_t image_id,
+                        const char *path, const struct func_symbol *f, uint64_t bias);
+
 /* A BP_HOOK breakpoint at addr: the engine is told when a thread passes there, and the thread
  * goes on as if nothing happened. Returns it, or NULL when it cannot be placed. */
 struct breakpoint *probe_insert_hook(struct session *s, struct process *p, pid_t tid,

@@ -25,6 +25,7 @@ for layout in "lazy:" "now:-Wl,-z,now" "noplt:-fno-plt" "ibt:-fcf-protection=ful
         CTX="[PLT $name, -l '$glob']"
         ct_run -l "$glob" -- "$BIN" 40
         expect_trace
+        inject_engaged
         same_rc
         same_stdout
         chk check-nesting

@@ -49,6 +49,7 @@ for opt in O0 O2; do
         grep -qx "unloaded libplugin-a.so yes" "$PL_OUT" || fail "dlclose did not unload A: $(cat "$PL_OUT")"
         ct_run -l 'libplugin-*' -- "$BIN" "$LIB_A" "$LIB_B" 30
         expect_trace
+        inject_engaged
         same_rc
         same_stdout
         chk check-nesting
@@ -71,6 +72,7 @@ done
 CTX="[dlopen, -l only B]"
 ct_run -l 'libplugin-b*' -- "$BIN" "$LIB_A" "$LIB_B" 30
 expect_trace
+inject_engaged
 ct_raw report -f csv "$CT_DIR"
 grep -q 'libplugin-a' "$CT_OUT" && fail "A was traced: $(cat "$CT_OUT")"
 grep -q '"plugin_square",".*libplugin-b.so",' "$CT_OUT" || fail "B was not traced: $(cat "$CT_OUT")"
@@ -82,6 +84,7 @@ plain_run "$BIN" "$LIB_A" "$LIB_B" 30 fork
 [ "$(grep -c '^lib libplugin-a.so plugin_sum' "$PL_OUT")" = 3 ] || fail "no child's line: $(cat "$PL_OUT")"
 ct_run -l 'libplugin-*' -- "$BIN" "$LIB_A" "$LIB_B" 30 fork
 expect_trace
+inject_engaged
 same_rc
 same_stdout
 chk check-nesting

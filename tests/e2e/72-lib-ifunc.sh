@@ -15,6 +15,7 @@ for flags in "" "-Wl,-z,now" "-fno-plt"; do
     plain_run "$BIN" $N
     ct_run -l 'libc.so*' -F strlen -F measure -- "$BIN" $N
     expect_trace
+    inject_engaged
     same_rc
     same_stdout
     chk check-nesting
@@ -46,6 +47,7 @@ for strip in "-Wl,-s" ""; do
     plain_run "$BIN" "$LIB" 25
     ct_run -l 'libifunc*' -- "$BIN" "$LIB" 25
     expect_trace
+    inject_engaged
     same_rc
     same_stdout
     if [ -n "$strip" ]; then

@@ -59,6 +59,7 @@ CTX="[sqlite3 -l 'libsqlite3*']"
 ct_run -l 'libsqlite3*' "${filters[@]}" -- \
     env LD_PRELOAD="$SHIM" CT_SHIM_OUT="$T/traced.counts" CT_SHIM_PREFIX=sqlite3_ $SQLITE :memory:
 expect_trace
+inject_engaged
 same_rc
 same_stdout
 [ "$(grep -c '^process' "$T/traced.counts")" = 1 ] || fail "expected one process: $(cat "$T/traced.counts")"

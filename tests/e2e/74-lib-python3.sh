@@ -65,6 +65,7 @@ build_shared count_shim O2 shim/count_shim.so -ldl
 ct_run -l 'libc.so*' -F getppid -F umask -F getuid -- \
     env LD_PRELOAD="$LIB" CT_SHIM_OUT="$T/shim.counts" $PY -S "$T/work.py"
 expect_trace
+inject_engaged
 same_rc
 same_stdout
 grep -qx 'count getppid 100' "$T/shim.counts" || fail "the shim's counts: $(cat "$T/shim.counts")"

@@ -19,13 +19,6 @@ ct_raw --engine=inject -p 1
 one_stderr_line_error "--engine=inject -p"
 grep -q 'not supported yet; use --engine=ptrace\|use --engine=ptrace' "$CT_ERR" ||
     fail "-p with inject should point to --engine=ptrace: $(cat "$CT_ERR")"
-for unsupported in "-l libc.so*"; do
-    # shellcheck disable=SC2086
-    ct_raw --engine=inject $unsupported true
-    one_stderr_line_error "--engine=inject $unsupported"
-    grep -q 'not supported yet (use --engine=ptrace)' "$CT_ERR" ||
-        fail "$unsupported with inject should point to --engine=ptrace: $(cat "$CT_ERR")"
-done
 
 for opt in O0 O2; do
     CTX="[recursion -$opt, 64K ring]"

@@ -87,6 +87,17 @@ engine_unsupported() {
     fi
 }
 
+# inject_engaged: under CALLTRACE_ENGINE=inject, the last run really used the inject engine:
+# no refusal, and neither the program nor a library was handed to the ptrace engine instead
+# (each says so on stderr).
+inject_engaged() {
+    [ "${CALLTRACE_ENGINE:-}" = inject ] || return 0
+    local said='it is traced by the ptrace engine|not supported yet|its functions get breakpoints'
+    if grep -qE "$said" "$CT_ERR"; then
+        fail "--engine=inject was not used: $(grep -E "$said" "$CT_ERR" | head -3)"
+    fi
+}
+
 require_calltrace() {
     [ -f "$CALLTRACE" ] || fail "calltrace binary not found: $CALLTRACE (run 'make' at the repo root or set CALLTRACE)"
     [ -x "$CALLTRACE" ] || fail "calltrace binary is not executable: $CALLTRACE"

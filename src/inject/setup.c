@@ -20,7 +20,6 @@
     (PTRACE_O_EXITKILL | PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |          \
      PTRACE_O_TRACEEXEC | PTRACE_O_TRACEVFORKDONE)
 
-
 static size_t round_pow2(size_t v)
 {
     size_t r = INJECT_BUFFER_MIN;

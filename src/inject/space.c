@@ -158,8 +158,7 @@ int space_add_blob(struct inject_space *sp, uint64_t code, uint32_t first_func, 
     if (!more)
         return -1;
     sp->lib_blobs = more;
-    more[sp->nlib_blobs++] = (struct blob_copy){code + inject_blob_exit_off,
-                                                code + inject_blob_exit_args_off, first_func,
-                                                end_func};
+    more[sp->nlib_blobs++] = (struct blob_copy){
+        code + inject_blob_exit_off, code + inject_blob_exit_args_off, first_func, end_func};
     return 0;
 }

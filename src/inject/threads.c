@@ -23,7 +23,7 @@
 /* What a forked child needs from its parent's region, copied at the fork (the parent runs on). */
 struct inject_fork_copy {
     uint64_t remote, size;
-    uint64_t ctl_remote; /* 0: the forking thread had no control block */
+    uint64_t ctl_remote;   /* 0: the forking thread had no control block */
     struct exit_set exits; /* exits.libs: a copy, freed with it */
     struct inject_patch *patches;
     size_t npatches;

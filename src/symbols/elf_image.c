@@ -211,21 +211,44 @@ static int compare_raw(const void *a, const void *b)
     return strcmp(x->name, y->name);
 }
 
-/* One entry per name: a versioned symbol may be listed once per version. */
-static int add_ifunc(struct elf_image *image, uint64_t resolver, const char *name)
+/* The name without the version a .symtab spells in it ("memcpy@@GLIBC_2.14"; .dynsym keeps
+ * versions apart): the name users know. */
+static char *unversioned(const char *name)
 {
-    for (size_t i = 0; i < image->nifuncs; i++)
-        if (strcmp(image->ifuncs[i].name, name) == 0)
+    return strndup(name, strcspn(name, "@"));
+}
+
+/* One entry per resolver: a versioned symbol may be listed once per version, and a full symbol
+ * table (a debug file's) has internal aliases of the same IFUNC (__GI_strlen): the public name
+ * is kept, as for functions. */
+static int add_ifunc(struct elf_image *image, uint64_t resolver, const char *name,
+                     unsigned char info)
+{
+    struct raw_symbol candidate = {resolver, 0, binding_rank(info), name};
+    for (size_t i = 0; i < image->nifuncs; i++) {
+        struct ifunc_symbol *known = &image->ifuncs[i];
+        if (known->resolver != resolver)
+            continue;
+        struct raw_symbol kept = {resolver, 0, known->rank, known->name};
+        if (compare_raw(&candidate, &kept) >= 0)
             return 0;
+        char *copy = unversioned(name);
+        if (!copy)
+            return -1;
+        free(known->name);
+        known->name = copy;
+        known->rank = candidate.rank;
+        return 0;
+    }
     struct ifunc_symbol *list =
         reallocarray(image->ifuncs, image->nifuncs + 1, sizeof(*image->ifuncs));
     if (!list)
         return -1;
     image->ifuncs = list;
-    char *copy = strdup(name);
+    char *copy = unversioned(name);
     if (!copy)
         return -1;
-    image->ifuncs[image->nifuncs++] = (struct ifunc_symbol){resolver, copy};
+    image->ifuncs[image->nifuncs++] = (struct ifunc_symbol){resolver, copy, candidate.rank};
     return 0;
 }
 
@@ -282,7 +305,11 @@ static int read_functions(struct elf_image *image, Elf *elf, char *why, size_t w
         if (!name || !*name || !in_exec_segment(image, sym.st_value, sym.st_size))
             continue;
         if (type == STT_GNU_IFUNC) {
-            if (add_ifunc(image, sym.st_value, name) < 0) {
+            /* a debug file's full table lists internal IFUNCs too (glibc's __x86_cacheinfo):
+             * their resolvers are not the program's to run again */
+            if (GELF_ST_BIND(sym.st_info) == STB_LOCAL)
+                continue;
+            if (add_ifunc(image, sym.st_value, name, sym.st_info) < 0) {
                 free(raw);
                 snprintf(why, whylen, "out of memory");
                 return -1;
@@ -304,8 +331,15 @@ static int read_functions(struct elf_image *image, Elf *elf, char *why, size_t w
         struct func_symbol *f = &image->funcs[image->nfuncs++];
         f->addr = raw[i].addr;
         f->size = raw[i].size;
-        f->name = demangle(raw[i].name);
-        f->skipped = is_runtime_function(raw[i].name) || is_cold_part(raw[i].name);
+        char *plain = unversioned(raw[i].name);
+        f->name = plain ? demangle(plain) : NULL;
+        f->skipped = plain && (is_runtime_function(plain) || is_cold_part(plain));
+        free(plain);
+        if (!f->name) {
+            free(raw);
+            snprintf(why, whylen, "out of memory");
+            return -1;
+        }
     }
     free(raw);
     return 0;

@@ -23,6 +23,7 @@ struct exec_segment {
 struct ifunc_symbol {
     uint64_t resolver; /* link-time */
     char *name;
+    int rank; /* of its binding: the best-ranked name of a resolver is kept */
 };
 
 struct elf_image {

@@ -78,7 +78,8 @@ static void usage(FILE *f)
           "                     every breakpoint (threads are always traced)\n"
           "      --engine=E     ptrace (the default): a breakpoint stop per call, traces\n"
           "                     everything; inject: records inside the program through\n"
-          "                     patched entries, ~1000x faster; launch only; forked\n"
+          "                     patched entries, ~1000x faster; with -p too (detaching\n"
+          "                     restores every entry and return); forked\n"
           "                     children until they exec, and programs it cannot handle\n"
           "                     yet (static, C++ exceptions, backtrace) fall back to ptrace\n"
           "      --buffer-size N  with --engine=inject: each thread's ring, in bytes (K, M\n"
@@ -224,9 +225,7 @@ static int check_engine_options(const struct record_cli *cli)
     }
     if (!o->inject)
         return 0;
-    if (cli->attach_pid)
-        unsupported = "-p (attaching)";
-    else if (o->capture.args || o->capture.retval)
+    if (o->capture.args || o->capture.retval)
         unsupported = "-A/-R (arguments and return values)";
     else if (o->nlibs)
         unsupported = "-l (shared libraries)";

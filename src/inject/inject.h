@@ -56,6 +56,14 @@ const char *inject_image_unsupported(const char *path);
 long inject_trace_image(struct session *s, struct process *p, pid_t via,
                         const struct elf_image *image, uint64_t bias);
 
+/* -p, once the entries are patched with every thread of p stopped: each gets its control
+ * block (attach.c). */
+void inject_attach_threads(struct session *s, struct process *p);
+/* Leaving attached processes, every thread stopped and out of the injected code: entries and
+ * hooked return addresses restored, no trampoline waits for calltrace any more. Returns 0, or
+ * -1 (said on stderr). */
+int inject_detach(struct session *s);
+
 /* Moves every event written so far into the recorder; final: even those whose writer never
  * finished them (counted as dropped), because it will not. */
 void inject_drain(struct session *s, bool final);

@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ptrace.h>
+#include <sys/user.h>
 
 #include "arch/x86_64/inject_tramp.h"
 #include "arch/x86_64/relocate.h"
@@ -142,11 +144,17 @@ static size_t first_above(const uint64_t *v, size_t n, uint64_t x)
     return lo;
 }
 
+/* Does any of sorted v[0..n) lie in (addr, addr + len)? */
+static bool inside(const uint64_t *v, size_t n, uint64_t addr, size_t len)
+{
+    size_t i = first_above(v, n, addr);
+    return i < n && v[i] < addr + len;
+}
+
 /* Does any branch land in (addr, addr + len)? */
 static bool branch_into(const struct branch_map *m, uint64_t addr, size_t len)
 {
-    size_t i = first_above(m->targets, m->n, addr);
-    return i < m->n && m->targets[i] < addr + len;
+    return inside(m->targets, m->n, addr, len);
 }
 
 /* A function shorter than the jump, ending in ret or jmp: the jump may cover the alignment
@@ -244,6 +252,27 @@ static bool wanted(struct session *s, const struct func_symbol *f)
     return true;
 }
 
+/* Where p's stopped threads are, sorted: attached, a thread may have run the first instructions
+ * of a function already; bytes it has yet to run in the middle of the jump would be garbage. */
+static size_t thread_rips(struct session *s, const struct process *p, uint64_t **out)
+{
+    size_t n = 0;
+    uint64_t *rips = calloc(p->nthreads + 1, sizeof(*rips));
+    *out = rips;
+    if (!rips)
+        return 0;
+    ADDR_MAP_FOREACH(&s->threads, slot)
+    {
+        const struct thread *t = slot->value;
+        struct user_regs_struct regs;
+        if (t->proc == p && n < (size_t)p->nthreads + 1 &&
+            ptrace(PTRACE_GETREGS, t->tid, 0, &regs) == 0)
+            rips[n++] = regs.rip;
+    }
+    qsort(rips, n, sizeof(*rips), cmp_u64);
+    return n;
+}
+
 static long patch_planned(struct session *s, struct process *p, struct inject_space *sp,
                           const struct elf_image *image, uint64_t bias, const struct text *texts,
                           const struct branch_map *m, uint64_t code, uint64_t blob_entry,
@@ -254,6 +283,8 @@ static long patch_planned(struct session *s, struct process *p, struct inject_sp
     sp->patches = calloc(image->nfuncs ? image->nfuncs : 1, sizeof(*sp->patches));
     if (!sp->patches)
         return -1;
+    uint64_t *rips;
+    size_t nrips = thread_rips(s, p, &rips);
     sp->first_func = s->next_func_id;
     size_t used = 0;
     for (size_t i = 0; i < image->nfuncs; i++) {
@@ -267,6 +298,10 @@ static long patch_planned(struct session *s, struct process *p, struct inject_sp
         uint8_t *buf = codebuf + used * FUNC_CODE_SIZE;
         size_t covered =
             plan_function(s, f, i, t, off, addr, m, at, blob_entry, s->next_func_id, buf, &why);
+        if (covered && inside(rips, nrips, addr, covered)) {
+            covered = 0;
+            why = "a thread is in the middle of the bytes the jump would cover";
+        }
         if (!covered) {
             dbg(DBG_PROBE, 1, "skipping %s: %s", f->name, why);
             s->skipped_functions++;
@@ -280,6 +315,7 @@ static long patch_planned(struct session *s, struct process *p, struct inject_sp
         used++;
     }
     sp->end_func = s->next_func_id;
+    free(rips);
     if (used && mem_write(p->mem_fd, code, codebuf, used * FUNC_CODE_SIZE) < 0)
         return -1;
     long patched = 0;

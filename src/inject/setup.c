@@ -18,6 +18,8 @@
 #define INJECT_TRACE_OPTIONS                                                                       \
     (PTRACE_O_EXITKILL | PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |          \
      PTRACE_O_TRACEEXEC | PTRACE_O_TRACEVFORKDONE)
+/* Attached (-p), the program must outlive calltrace: no PTRACE_O_EXITKILL. */
+#define INJECT_ATTACH_OPTIONS (INJECT_TRACE_OPTIONS & ~PTRACE_O_EXITKILL)
 
 #define BLOB_ROOM 1024 /* the blob, then the memfd's path */
 
@@ -112,7 +114,8 @@ long inject_trace_image(struct session *s, struct process *p, pid_t via,
         space_free(e, sp);
         return -1;
     }
-    if (ptrace(PTRACE_SETOPTIONS, via, 0, INJECT_TRACE_OPTIONS) < 0)
+    if (ptrace(PTRACE_SETOPTIONS, via, 0,
+               s->attached ? INJECT_ATTACH_OPTIONS : INJECT_TRACE_OPTIONS) < 0)
         dbg(DBG_ENGINE, 1, "process %d: cannot ask for vfork-done stops: %s", (int)p->pid,
             strerror(errno));
     sp->blob_exit = code + inject_blob_exit_off;

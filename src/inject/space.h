@@ -66,6 +66,10 @@ static inline uint64_t space_ctl_remote(const struct inject_space *sp, int slot)
     return sp->remote + REGION_HEADER + (uint64_t)slot * sp->slot_size;
 }
 
+/* glibc's thread control block starts with two pointers to itself (tcb, at 0, and self, at
+ * 0x10): anything else is not a layout the trampolines may write into (threads.c). */
+bool is_glibc_tcb(struct process *p, uint64_t fs);
+
 /* Reads and writes a word of the region the program changes concurrently. */
 static inline uint64_t space_load(const uint8_t *ctl, size_t off)
 {

@@ -35,9 +35,7 @@ static struct inject_space *space_of(struct session *s, pid_t pid)
     return s->inject ? addr_map_get(&s->inject->spaces, (uint64_t)pid) : NULL;
 }
 
-/* glibc's thread control block starts with two pointers to itself (tcb, at 0, and self, at
- * 0x10): anything else is not a layout the trampolines may write into. */
-static bool is_glibc_tcb(struct process *p, uint64_t fs)
+bool is_glibc_tcb(struct process *p, uint64_t fs)
 {
     uint64_t head[3];
     return fs && mem_read(p->mem_fd, fs, head, sizeof(head)) == 0 && head[0] == fs && head[2] == fs;

@@ -14,6 +14,7 @@
  * The code and the shared region stay mapped: a signal frame or a relocated call may still
  * return there, and both lead back to the program's own code. */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/user.h>
@@ -85,20 +86,30 @@ static int restore_entries(struct process *p, const struct inject_space *sp)
  * trampoline: an entry whose call was abandoned (longjmp) may name a slot reused since. */
 static int unhook_returns(struct process *p, const struct inject_space *sp, int slot)
 {
-    const uint8_t *ctl = space_ctl(sp, slot);
-    uint64_t base = space_load(ctl, CTL_SHADOW_BASE), top = space_load(ctl, CTL_SHADOW_TOP);
-    if (top < base || top - base > SHADOW_SIZE || (top - base) % SHADOW_ENTRY_SIZE)
+    /* the shadow stack is the program's private memory (space.h) */
+    uint64_t shadow = space_ctl_remote(sp, slot) + CTL_SIZE, indexes[3];
+    if (mem_read(p->mem_fd, shadow, indexes, sizeof(indexes)) < 0)
         return -1;
-    const uint8_t *shadow = ctl + CTL_SIZE;
+    uint64_t top = indexes[(CTL_SHADOW_TOP - CTL_SIZE) / 8];
+    uint64_t base = indexes[(CTL_SHADOW_BASE - CTL_SIZE) / 8];
+    if (base != shadow + SHADOW_HEADER || top < base || top - base > SHADOW_SIZE ||
+        (top - base) % SHADOW_ENTRY_SIZE)
+        return -1;
+    uint8_t *entries = top > base ? malloc(top - base) : NULL;
+    if (top > base && (!entries || mem_read(p->mem_fd, base, entries, top - base) < 0)) {
+        free(entries);
+        return -1;
+    }
     int rc = 0;
     for (uint64_t off = top - base; off > 0; off -= SHADOW_ENTRY_SIZE) {
         uint64_t entry[2], held;
-        memcpy(entry, shadow + off - SHADOW_ENTRY_SIZE, sizeof(entry));
+        memcpy(entry, entries + off - SHADOW_ENTRY_SIZE, sizeof(entry));
         if (mem_read(p->mem_fd, entry[1], &held, sizeof(held)) < 0 || held != sp->blob_exit)
             continue;
         if (mem_write(p->mem_fd, entry[1], &entry[0], sizeof(entry[0])) < 0)
             rc = -1;
     }
+    free(entries);
     return rc;
 }
 

@@ -10,6 +10,9 @@
  *                                   ctl | shadow stack | ring   /proc/CALLTRACE/fd/N)
  *   thread t <── drained events ───────────── fs:[0x80] -> its slot's ctl
  *
+ * Attached (-p, attach.c), it patches with every thread stopped; detaching restores every
+ * entry and hooked return address. The shadow stacks are private to the program, so a child it
+ * forks after calltrace died never returns through its parent's entries.
  * What it does not do yet falls back or is said: forked children are traced by the ptrace
  * engine until they exec (one line),
  * functions it cannot patch safely are counted (-v says why), programs it cannot handle

@@ -3,11 +3,10 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ptrace.h>
-#include <sys/user.h>
 
 #include "arch/x86_64/inject_tramp.h"
 #include "arch/x86_64/relocate.h"
+#include "inject/positions.h"
 #include "probe/memory.h"
 #include "util/log.h"
 
@@ -252,29 +251,41 @@ static bool wanted(struct session *s, const struct func_symbol *f)
     return true;
 }
 
-/* Where p's stopped threads are, sorted: attached, a thread may have run the first instructions
- * of a function already; bytes it has yet to run in the middle of the jump would be garbage. */
-static size_t thread_rips(struct session *s, const struct process *p, uint64_t **out)
+/* The jumps go in a text segment at a time: one write of the span they cover, made from the
+ * copy read at the start (every thread is stopped: nothing changed the text since), rather than a
+ * system call per function (10,000 functions: 25 ms -> 1 ms). */
+static long write_jumps(struct process *p, const struct inject_space *sp, struct text *texts,
+                        size_t ntexts, uint64_t code)
 {
-    size_t n = 0;
-    uint64_t *rips = calloc(p->nthreads + 1, sizeof(*rips));
-    *out = rips;
-    if (!rips)
-        return 0;
-    ADDR_MAP_FOREACH(&s->threads, slot)
-    {
-        const struct thread *t = slot->value;
-        struct user_regs_struct regs;
-        if (t->proc == p && n < (size_t)p->nthreads + 1 &&
-            ptrace(PTRACE_GETREGS, t->tid, 0, &regs) == 0)
-            rips[n++] = regs.rip;
+    long patched = 0;
+    for (size_t t = 0; t < ntexts; t++) {
+        struct text *tx = &texts[t];
+        uint64_t lo = UINT64_MAX, hi = 0;
+        long n = 0;
+        for (size_t i = 0; i < sp->npatches; i++) {
+            const struct inject_patch *pt = &sp->patches[i];
+            if (pt->addr < tx->start || pt->addr + pt->len > tx->start + tx->size)
+                continue;
+            inject_entry_jump(tx->bytes + (pt->addr - tx->start), pt->len, pt->addr,
+                              code + i * FUNC_CODE_SIZE);
+            lo = pt->addr < lo ? pt->addr : lo;
+            hi = pt->addr + pt->len > hi ? pt->addr + pt->len : hi;
+            n++;
+        }
+        if (!n)
+            continue;
+        if (mem_write(p->mem_fd, lo, tx->bytes + (lo - tx->start), hi - lo) < 0) {
+            dbg(DBG_PROBE, 1, "cannot patch %#llx..%#llx: %s", (unsigned long long)lo,
+                (unsigned long long)hi, strerror(errno));
+            continue;
+        }
+        patched += n;
     }
-    qsort(rips, n, sizeof(*rips), cmp_u64);
-    return n;
+    return patched;
 }
 
 static long patch_planned(struct session *s, struct process *p, struct inject_space *sp,
-                          const struct elf_image *image, uint64_t bias, const struct text *texts,
+                          const struct elf_image *image, uint64_t bias, struct text *texts,
                           const struct branch_map *m, uint64_t code, uint64_t blob_entry,
                           uint8_t *codebuf)
 {
@@ -283,8 +294,12 @@ static long patch_planned(struct session *s, struct process *p, struct inject_sp
     sp->patches = calloc(image->nfuncs ? image->nfuncs : 1, sizeof(*sp->patches));
     if (!sp->patches)
         return -1;
-    uint64_t *rips;
-    size_t nrips = thread_rips(s, p, &rips);
+    uint64_t lo = UINT64_MAX, hi = 0, *resume;
+    for (size_t i = 0; i < image->nsegments; i++) {
+        lo = texts[i].start < lo ? texts[i].start : lo;
+        hi = texts[i].start + texts[i].size > hi ? texts[i].start + texts[i].size : hi;
+    }
+    size_t nresume = thread_positions(s, p, lo, hi, &resume);
     sp->first_func = s->next_func_id;
     size_t used = 0;
     for (size_t i = 0; i < image->nfuncs; i++) {
@@ -298,9 +313,9 @@ static long patch_planned(struct session *s, struct process *p, struct inject_sp
         uint8_t *buf = codebuf + used * FUNC_CODE_SIZE;
         size_t covered =
             plan_function(s, f, i, t, off, addr, m, at, blob_entry, s->next_func_id, buf, &why);
-        if (covered && inside(rips, nrips, addr, covered)) {
+        if (covered && inside(resume, nresume, addr, covered)) {
             covered = 0;
-            why = "a thread is in the middle of the bytes the jump would cover";
+            why = "a thread may resume in the middle of the bytes the jump would cover";
         }
         if (!covered) {
             dbg(DBG_PROBE, 1, "skipping %s: %s", f->name, why);
@@ -315,22 +330,10 @@ static long patch_planned(struct session *s, struct process *p, struct inject_sp
         used++;
     }
     sp->end_func = s->next_func_id;
-    free(rips);
+    free(resume);
     if (used && mem_write(p->mem_fd, code, codebuf, used * FUNC_CODE_SIZE) < 0)
         return -1;
-    long patched = 0;
-    for (size_t i = 0; i < sp->npatches; i++) {
-        const struct inject_patch *pt = &sp->patches[i];
-        uint8_t jump[sizeof(pt->orig)];
-        inject_entry_jump(jump, pt->len, pt->addr, code + i * FUNC_CODE_SIZE);
-        if (mem_write(p->mem_fd, pt->addr, jump, pt->len) < 0) {
-            dbg(DBG_PROBE, 1, "cannot patch %#llx: %s", (unsigned long long)pt->addr,
-                strerror(errno));
-            continue;
-        }
-        patched++;
-    }
-    return patched;
+    return write_jumps(p, sp, texts, image->nsegments, code);
 }
 
 long patch_image(struct session *s, struct process *p, struct inject_space *sp,

@@ -55,6 +55,20 @@ static int map_into_program(struct process *p, pid_t via, int memfd, size_t size
     return rc;
 }
 
+/* The shadow stacks become private memory of the program (see space.h), one mapping per slot:
+ * the control block before each and the ring after it stay shared. */
+static int make_shadows_private(struct process *p, pid_t via, const struct inject_space *sp)
+{
+    for (int i = 0; i < REGION_SLOTS; i++) {
+        uint64_t at = space_ctl_remote(sp, i) + CTL_SIZE, got;
+        if (remote_call(p, via, SYS_mmap, at, SHADOW_SIZE, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, (uint64_t)-1, 0,
+                        &got) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 struct inject_space *space_new(struct process *p, pid_t via, uint64_t path_addr, size_t ring_size)
 {
     struct inject_space *sp = calloc(1, sizeof(*sp));
@@ -79,6 +93,10 @@ struct inject_space *space_new(struct process *p, pid_t via, uint64_t path_addr,
     what = "mapping it into the program";
     if (map_into_program(p, via, sp->memfd, sp->size, path_addr, &sp->remote) < 0)
         goto fail;
+    what = "making its shadow stacks private";
+    if (make_shadows_private(p, via, sp) < 0)
+        goto fail;
+    sp->mem_fd = p->mem_fd;
     return sp;
 fail:
     err_msg("--engine=inject: process %d: %s: %s", (int)p->pid, what, strerror(errno));
@@ -127,10 +145,16 @@ int space_slot_take(struct inject_space *sp, pid_t tid)
     space_store(ctl, CTL_LIMIT, sp->ring_size - EVENT_SIZE);
     space_store(ctl, CTL_MASK, sp->ring_size - 1);
     space_store(ctl, CTL_RING, shadow + SHADOW_SIZE);
-    space_store(ctl, CTL_SHADOW_BASE, shadow);
-    space_store(ctl, CTL_SHADOW_TOP, shadow);
-    space_store(ctl, CTL_SHADOW_END, shadow + SHADOW_SIZE);
     space_store(ctl, CTL_CONSUMER, (uint64_t)getpid());
+    uint64_t indexes[3]; /* in the program's private memory: the slot's thread is stopped */
+    indexes[(CTL_SHADOW_TOP - CTL_SIZE) / 8] = shadow + SHADOW_HEADER;
+    indexes[(CTL_SHADOW_END - CTL_SIZE) / 8] = shadow + SHADOW_SIZE;
+    indexes[(CTL_SHADOW_BASE - CTL_SIZE) / 8] = shadow + SHADOW_HEADER;
+    if (mem_write(sp->mem_fd, shadow, indexes, sizeof(indexes)) < 0) {
+        dbg(DBG_ENGINE, 1, "process %d: cannot set up a shadow stack: %s", (int)sp->pid,
+            strerror(errno));
+        return -1;
+    }
     sp->slot_tid[i] = tid;
     sp->slot_fs[i] = 0;
     sp->slot_lender[i] = 0;

@@ -12,7 +12,10 @@
 #include "inject/inject.h"
 
 /*   region:  header (4 KiB: the main thread's claim word) | slot 0 | slot 1 | ... slot N-1
- *   slot:    ctl (4 KiB, arch/x86_64/inject_tramp.h CTL_*) | shadow stack | ring */
+ *   slot:    ctl (4 KiB, arch/x86_64/inject_tramp.h CTL_*) | shadow stack | ring
+ * The shadow stacks (their indexes first) are private to the program: an anonymous mapping
+ * over the memfd's, so a forked child gets its own copy; calltrace reads them through
+ * /proc/PID/mem, never through its own mapping. */
 #define REGION_HEADER 4096
 #define REGION_SLOTS 256       /* threads alive at once; more run untraced */
 #define SHADOW_SIZE (8u << 20) /* 262144 nested calls */
@@ -26,6 +29,7 @@ struct inject_patch {
 struct inject_space {
     pid_t pid;
     int memfd;
+    int mem_fd;      /* the program's memory (its struct process owns it) */
     uint8_t *local;  /* calltrace's mapping of the region */
     uint64_t remote; /* the program's */
     size_t size;

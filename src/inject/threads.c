@@ -148,12 +148,12 @@ static int slot_of_stopped(struct inject_space *sp, struct thread *t, uint64_t *
 
 static void copy_for_fork(struct session *s, struct inject_space *sp, int slot, pid_t child)
 {
+    /* the shadow stack, indexes and entries, is the parent's private memory (space.h) */
     size_t shadow_len = 0;
-    if (slot >= 0) {
-        const uint8_t *ctl = space_ctl(sp, slot);
-        uint64_t base = space_load(ctl, CTL_SHADOW_BASE), top = space_load(ctl, CTL_SHADOW_TOP);
-        shadow_len = top >= base && top - base <= SHADOW_SIZE ? top - base : 0;
-    }
+    uint64_t shadow = slot >= 0 ? space_ctl_remote(sp, slot) + CTL_SIZE : 0, top;
+    if (slot >= 0 && mem_read(sp->mem_fd, shadow + CTL_SHADOW_TOP - CTL_SIZE, &top,
+                              sizeof(top)) == 0)
+        shadow_len = top > shadow && top - shadow <= SHADOW_SIZE ? top - shadow : 0;
     struct inject_fork_copy *c = calloc(1, sizeof(*c) + shadow_len);
     struct inject_patch *patches = calloc(sp->npatches ? sp->npatches : 1, sizeof(*patches));
     if (!c || !patches || addr_map_put(&s->inject->forks, (uint64_t)child, c) < 0) {
@@ -171,8 +171,8 @@ static void copy_for_fork(struct session *s, struct inject_space *sp, int slot, 
         const uint8_t *ctl = space_ctl(sp, slot);
         c->ctl_remote = space_ctl_remote(sp, slot);
         memcpy(c->ctl, ctl, CTL_SIZE);
-        memcpy(c->shadow, ctl + CTL_SIZE, shadow_len);
-        c->shadow_len = shadow_len;
+        if (shadow_len && mem_read(sp->mem_fd, shadow, c->shadow, shadow_len) == 0)
+            c->shadow_len = shadow_len;
     }
 }
 

@@ -37,9 +37,14 @@
 #define CTL_LIMIT 8       /* ring size - event size: head - tail above this is full */
 #define CTL_MASK 16       /* ring size - 1 */
 #define CTL_RING 24       /* program address of the ring */
-#define CTL_SHADOW_TOP 32 /* program address of the next free shadow entry */
-#define CTL_SHADOW_BASE 40
-#define CTL_SHADOW_END 48
+/* The shadow stack's indexes sit right after the control block, at the head of the shadow
+ * stack itself: memory private to the program (copied at fork), where the rest of the block and
+ * the ring are shared with calltrace. A forked child's returns then never take its parent's
+ * entries, even when calltrace is no longer there to separate them (see inject/space.h). */
+#define CTL_SHADOW_TOP 4096 /* CTL_SIZE: program address of the next free shadow entry */
+#define CTL_SHADOW_END 4104
+#define CTL_SHADOW_BASE 4112
+#define SHADOW_HEADER 64 /* the indexes, then the entries */
 #define CTL_DROPS 56    /* calls not recorded (ring full, shadow full, re-entered) */
 #define CTL_BUSY 64     /* byte: a vfork child borrows the block: its calls are skipped */
 #define CTL_GAVE_UP 65  /* byte: a full ring was not drained in time: drop, do not wait */

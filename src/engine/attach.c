@@ -339,7 +339,7 @@ int engine_attach(struct session *s, pid_t pid)
         return -1;
     }
     if (s->inject)
-        inject_attach_threads(s, p);
+        inject_attach_threads(s, p, via->tid);
     engine_record_process(s, p, false);
     resume_all(s, p);
     return 0;

@@ -26,7 +26,7 @@
 #include "util/log.h"
 
 /* Gives the stopped thread t its control block (the main thread the one set up for it). */
-static void give_block(struct session *s, struct inject_space *sp, struct thread *t)
+static void give_block(struct session *s, struct inject_space *sp, struct thread *t, pid_t via)
 {
     struct user_regs_struct regs;
     bool is_main = t->tid == sp->pid;
@@ -40,6 +40,7 @@ static void give_block(struct session *s, struct inject_space *sp, struct thread
     }
     if (!is_main)
         slot = space_slot_take(sp, t->tid);
+    space_slot_own(sp, slot, t->proc, via);
     if (slot < 0)
         err_msg("--engine=inject: more than %d threads at once: thread %d runs untraced",
                 REGION_SLOTS, (int)t->tid);
@@ -55,7 +56,7 @@ static void give_block(struct session *s, struct inject_space *sp, struct thread
         sp->slot_fs[slot] = regs.fs_base;
 }
 
-void inject_attach_threads(struct session *s, struct process *p)
+void inject_attach_threads(struct session *s, struct process *p, pid_t via)
 {
     struct inject_space *sp = addr_map_get(&s->inject->spaces, (uint64_t)p->pid);
     if (!sp)
@@ -67,7 +68,7 @@ void inject_attach_threads(struct session *s, struct process *p)
     {
         struct thread *t = slot->value;
         if (t->proc == p)
-            give_block(s, sp, t);
+            give_block(s, sp, t, via);
     }
 }
 

@@ -60,8 +60,8 @@ long inject_trace_image(struct session *s, struct process *p, pid_t via,
                         const struct elf_image *image, uint64_t bias);
 
 /* -p, once the entries are patched with every thread of p stopped: each gets its control
- * block (attach.c). */
-void inject_attach_threads(struct session *s, struct process *p);
+ * block (attach.c); via: the thread to run system calls in. */
+void inject_attach_threads(struct session *s, struct process *p, pid_t via);
 /* Leaving attached processes, every thread stopped and out of the injected code: entries and
  * hooked return addresses restored, no trampoline waits for calltrace any more. Returns 0, or
  * -1 (said on stderr). */

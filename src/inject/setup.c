@@ -110,6 +110,7 @@ long inject_trace_image(struct session *s, struct process *p, pid_t via,
     if (!sp)
         return -1;
     int main_slot = space_slot_take(sp, p->pid);
+    space_slot_own(sp, main_slot, p, via);
     space_store(sp->local, 0, main_slot < 0 ? 1 : space_ctl_remote(sp, main_slot));
     if (write_blob(p, code, sp) < 0 || addr_map_put(&e->spaces, (uint64_t)p->pid, sp) < 0) {
         space_free(e, sp);

@@ -55,20 +55,6 @@ static int map_into_program(struct process *p, pid_t via, int memfd, size_t size
     return rc;
 }
 
-/* The shadow stacks become private memory of the program (see space.h), one mapping per slot:
- * the control block before each and the ring after it stay shared. */
-static int make_shadows_private(struct process *p, pid_t via, const struct inject_space *sp)
-{
-    for (int i = 0; i < REGION_SLOTS; i++) {
-        uint64_t at = space_ctl_remote(sp, i) + CTL_SIZE, got;
-        if (remote_call(p, via, SYS_mmap, at, SHADOW_SIZE, PROT_READ | PROT_WRITE,
-                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, (uint64_t)-1, 0,
-                        &got) < 0)
-            return -1;
-    }
-    return 0;
-}
-
 struct inject_space *space_new(struct process *p, pid_t via, uint64_t path_addr, size_t ring_size)
 {
     struct inject_space *sp = calloc(1, sizeof(*sp));
@@ -92,9 +78,6 @@ struct inject_space *space_new(struct process *p, pid_t via, uint64_t path_addr,
         goto fail;
     what = "mapping it into the program";
     if (map_into_program(p, via, sp->memfd, sp->size, path_addr, &sp->remote) < 0)
-        goto fail;
-    what = "making its shadow stacks private";
-    if (make_shadows_private(p, via, sp) < 0)
         goto fail;
     sp->mem_fd = p->mem_fd;
     return sp;
@@ -127,9 +110,27 @@ int space_slot_of(const struct inject_space *sp, pid_t tid)
     return -1;
 }
 
+/* The shadow stack's indexes, in the program's memory: the slot's thread is stopped. */
+static int write_shadow_indexes(const struct inject_space *sp, int slot)
+{
+    uint64_t shadow = space_ctl_remote(sp, slot) + CTL_SIZE, indexes[3];
+    indexes[(CTL_SHADOW_TOP - CTL_SIZE) / 8] = shadow + SHADOW_HEADER;
+    indexes[(CTL_SHADOW_END - CTL_SIZE) / 8] = shadow + SHADOW_SIZE;
+    indexes[(CTL_SHADOW_BASE - CTL_SIZE) / 8] = shadow + SHADOW_HEADER;
+    if (mem_write(sp->mem_fd, shadow, indexes, sizeof(indexes)) < 0) {
+        dbg(DBG_ENGINE, 1, "process %d: cannot set up a shadow stack: %s", (int)sp->pid,
+            strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
 int space_slot_take(struct inject_space *sp, pid_t tid)
 {
-    int i = space_slot_of(sp, 0);
+    int i = -1;
+    for (int k = 0; k < REGION_SLOTS && (i < 0 || !sp->slot_private[i]); k++)
+        if (!sp->slot_tid[k] && (i < 0 || sp->slot_private[k]))
+            i = k;
     if (i < 0)
         return -1;
     uint8_t *ctl = space_ctl(sp, i);
@@ -146,21 +147,30 @@ int space_slot_take(struct inject_space *sp, pid_t tid)
     space_store(ctl, CTL_MASK, sp->ring_size - 1);
     space_store(ctl, CTL_RING, shadow + SHADOW_SIZE);
     space_store(ctl, CTL_CONSUMER, (uint64_t)getpid());
-    uint64_t indexes[3]; /* in the program's private memory: the slot's thread is stopped */
-    indexes[(CTL_SHADOW_TOP - CTL_SIZE) / 8] = shadow + SHADOW_HEADER;
-    indexes[(CTL_SHADOW_END - CTL_SIZE) / 8] = shadow + SHADOW_SIZE;
-    indexes[(CTL_SHADOW_BASE - CTL_SIZE) / 8] = shadow + SHADOW_HEADER;
-    if (mem_write(sp->mem_fd, shadow, indexes, sizeof(indexes)) < 0) {
-        dbg(DBG_ENGINE, 1, "process %d: cannot set up a shadow stack: %s", (int)sp->pid,
-            strerror(errno));
+    if (write_shadow_indexes(sp, i) < 0)
         return -1;
-    }
     sp->slot_tid[i] = tid;
     sp->slot_fs[i] = 0;
     sp->slot_lender[i] = 0;
     sp->slot_last[i] = 0;
     sp->slot_stuck_at[i] = 0;
     return i;
+}
+
+void space_slot_own(struct inject_space *sp, int slot, struct process *p, pid_t via)
+{
+    if (slot < 0 || sp->slot_private[slot])
+        return;
+    uint64_t at = space_ctl_remote(sp, slot) + CTL_SIZE, got;
+    if (remote_call(p, via, SYS_mmap, at, SHADOW_SIZE, PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, (uint64_t)-1, 0,
+                    &got) < 0) {
+        dbg(DBG_ENGINE, 1, "process %d: cannot make a shadow stack private: %s", (int)sp->pid,
+            strerror(errno));
+        return;
+    }
+    sp->slot_private[slot] = true;
+    write_shadow_indexes(sp, slot); /* the new mapping is blank */
 }
 
 void space_slot_release(struct inject_engine *e, struct inject_space *sp, int slot)

@@ -13,9 +13,10 @@
 
 /*   region:  header (4 KiB: the main thread's claim word) | slot 0 | slot 1 | ... slot N-1
  *   slot:    ctl (4 KiB, arch/x86_64/inject_tramp.h CTL_*) | shadow stack | ring
- * The shadow stacks (their indexes first) are private to the program: an anonymous mapping
- * over the memfd's, so a forked child gets its own copy; calltrace reads them through
- * /proc/PID/mem, never through its own mapping. */
+ * A slot's shadow stack (its indexes first) becomes private to the program when a thread takes
+ * it (space_slot_own: an anonymous mapping over the memfd's, one mapping per slot used), so a
+ * forked child gets its own copy; calltrace reads them through /proc/PID/mem, never through
+ * its own mapping. */
 #define REGION_HEADER 4096
 #define REGION_SLOTS 256       /* threads alive at once; more run untraced */
 #define SHADOW_SIZE (8u << 20) /* 262144 nested calls */
@@ -36,6 +37,7 @@ struct inject_space {
     size_t slot_size;
     size_t ring_size;
     pid_t slot_tid[REGION_SLOTS];         /* 0: free */
+    bool slot_private[REGION_SLOTS];      /* its shadow stack is the program's own memory */
     uint64_t slot_fs[REGION_SLOTS];       /* the thread's fs base (lent: the TCB word), or 0 */
     pid_t slot_lender[REGION_SLOTS];      /* lent to a vfork child by this thread, or 0 */
     uint64_t slot_last[REGION_SLOTS];     /* ticks of the slot's last event */
@@ -56,8 +58,12 @@ void space_free(struct inject_engine *e, struct inject_space *sp);
 
 /* The slot of tid, or -1. */
 int space_slot_of(const struct inject_space *sp, pid_t tid);
-/* A free slot for tid, reset; -1 when all are taken. */
+/* A free slot for tid, reset (one already private first); -1 when all are taken. */
 int space_slot_take(struct inject_space *sp, pid_t tid);
+/* Makes the slot's shadow stack private to the program (once), through the stopped thread via
+ * (not one inside a system call at a ptrace event). A slot left shared still works, but a child
+ * forked after calltrace is gone would share it. */
+void space_slot_own(struct inject_space *sp, int slot, struct process *p, pid_t via);
 /* Adds the slot's drops to the engine's count and frees it. */
 void space_slot_release(struct inject_engine *e, struct inject_space *sp, int slot);
 

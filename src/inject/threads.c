@@ -111,6 +111,7 @@ void inject_thread_start(struct session *s, struct thread *t)
         return;
     }
     int slot = space_slot_take(sp, t->tid);
+    space_slot_own(sp, slot, t->proc, t->tid);
     uint64_t ctl = slot < 0 ? 1 : space_ctl_remote(sp, slot);
     if (slot < 0)
         err_msg("--engine=inject: more than %d threads at once: thread %d runs untraced",

@@ -139,6 +139,7 @@ int inject_detach(struct session *s)
                 rc = -1;
             }
             space_ctl(sp, i)[CTL_GAVE_UP] = 1;
+            space_slot_release(s->inject, sp, i); /* no later drain may clear the mark */
         }
     }
     return rc;

@@ -152,8 +152,8 @@ static void copy_for_fork(struct session *s, struct inject_space *sp, int slot, 
     /* the shadow stack, indexes and entries, is the parent's private memory (space.h) */
     size_t shadow_len = 0;
     uint64_t shadow = slot >= 0 ? space_ctl_remote(sp, slot) + CTL_SIZE : 0, top;
-    if (slot >= 0 && mem_read(sp->mem_fd, shadow + CTL_SHADOW_TOP - CTL_SIZE, &top,
-                              sizeof(top)) == 0)
+    if (slot >= 0 &&
+        mem_read(sp->mem_fd, shadow + CTL_SHADOW_TOP - CTL_SIZE, &top, sizeof(top)) == 0)
         shadow_len = top > shadow && top - shadow <= SHADOW_SIZE ? top - shadow : 0;
     struct inject_fork_copy *c = calloc(1, sizeof(*c) + shadow_len);
     struct inject_patch *patches = calloc(sp->npatches ? sp->npatches : 1, sizeof(*patches));

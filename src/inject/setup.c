@@ -1,7 +1,6 @@
 /* The inject engine's life: its per-process state, and a process's set-up at exec: code
  * region, shared region, patches. */
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>

@@ -78,10 +78,11 @@ static void usage(FILE *f)
           "                     every breakpoint (threads are always traced)\n"
           "      --engine=E     ptrace (the default): a breakpoint stop per call, traces\n"
           "                     everything; inject: records inside the program through\n"
-          "                     patched entries, ~1000x faster (-A/-R and -l too); launch\n"
-          "                     only; forked children until they exec, and programs it\n"
-          "                     cannot handle yet (static, swapcontext) fall back to\n"
-          "                     ptrace, and functions it cannot patch to breakpoints (-v)\n"
+          "                     patched entries, ~1000x faster (-p, -A/-R and -l\n"
+          "                     too); forked children until they exec, and\n"
+          "                     programs it cannot handle yet (static, swapcontext)\n"
+          "                     fall back to ptrace, and functions it cannot patch to\n"
+          "                     breakpoints (-v)\n"
           "      --buffer-size N  with --engine=inject: each thread's ring, in bytes (K, M\n"
           "                     suffixes; default 8M); a thread with a full ring waits for\n"
           "                     calltrace, at most 200 ms, then drops calls and says so\n"
@@ -217,20 +218,11 @@ static int parse_engine(const char *arg, bool *inject)
 /* What the inject engine does not do yet is refused before anything starts. */
 static int check_engine_options(const struct record_cli *cli)
 {
-    const struct record_options *o = &cli->opts;
-    const char *unsupported = NULL;
-    if (o->buffer_size && !o->inject) {
+    if (cli->opts.buffer_size && !cli->opts.inject) {
         err_hint("add --engine=inject", "--buffer-size: only applies with --engine=inject");
         return -1;
     }
-    if (!o->inject)
-        return 0;
-    if (cli->attach_pid)
-        unsupported = "-p (attaching)";
-    if (!unsupported)
-        return 0;
-    err_hint("use --engine=ptrace", "--engine=inject: %s is not supported yet", unsupported);
-    return -1;
+    return 0;
 }
 
 int record_parse_args(int argc, char **argv, struct record_cli *cli)

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "engine/engine.h"
+#include "inject/inject.h"
 #include "probe/addrspace.h"
 #include "probe/memory.h"
 #include "probe/remote_syscall.h"
@@ -164,7 +165,9 @@ static int seize_new_threads(struct session *s, struct process *p)
         pid_t tid = (pid_t)atoi(e->d_name);
         if (tid <= 0 || thread_find(s, tid))
             continue;
-        if (ptrace(PTRACE_SEIZE, tid, 0, ATTACH_OPTIONS) < 0) {
+        /* the inject engine hands a vfork child's control block back at vfork-done */
+        unsigned long options = ATTACH_OPTIONS | (s->inject ? PTRACE_O_TRACEVFORKDONE : 0);
+        if (ptrace(PTRACE_SEIZE, tid, 0, options) < 0) {
             if (errno == ESRCH)
                 continue; /* it exited meanwhile */
             int seize_errno = errno;
@@ -335,6 +338,8 @@ int engine_attach(struct session *s, pid_t pid)
         engine_detach(s);
         return -1;
     }
+    if (s->inject)
+        inject_attach_threads(s, p, via->tid);
     engine_record_process(s, p, false);
     resume_all(s, p);
     return 0;

@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 
 #include "engine/engine.h"
+#include "inject/inject.h"
 #include "probe/addrspace.h"
 #include "probe/memory.h"
 #include "util/log.h"
@@ -149,10 +150,15 @@ static size_t stop_everyone(struct session *s, struct thread **list)
     return held;
 }
 
-/* Step 2: relocated instructions end with a jump back, so a few steps always get out. */
-static int step_out_of_scratch(struct thread *t)
+/* Step 2: relocated instructions end with a jump back, so a few steps always get out; the
+ * inject engine's trampolines take a few dozen (its only loop, waiting for room in a ring,
+ * ends once the rings are drained). */
+#define SCRATCH_STEPS 16
+#define INJECT_STEPS 4096
+
+static int step_out_of_scratch(struct thread *t, int steps)
 {
-    for (int i = 0; i < 16; i++) {
+    for (int i = 0; i < steps; i++) {
         uint64_t rip;
         if (get_rip(t->tid, &rip) < 0)
             return -1;
@@ -191,12 +197,16 @@ int engine_detach(struct session *s)
     int rc = 0;
     s->detaching = true;
     size_t n = stop_everyone(s, list);
+    if (s->inject)
+        inject_drain(s, false); /* a thread waiting for room in its ring gets it */
     for (size_t i = 0; i < n; i++) {
-        if (step_out_of_scratch(list[i]) < 0) {
+        if (step_out_of_scratch(list[i], s->inject ? INJECT_STEPS : SCRATCH_STEPS) < 0) {
             err_msg("thread %d: cannot move it out of calltrace's code", (int)list[i]->tid);
             rc = -1;
         }
     }
+    if (s->inject && inject_detach(s) < 0)
+        rc = -1;
     ADDR_MAP_FOREACH(&s->processes, slot)
     {
         struct process *p = slot->value;

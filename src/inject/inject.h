@@ -17,6 +17,10 @@
  * blob, and its entries patched (library.c); engine/libraries.c follows the dynamic linker for
  * both engines.
  *
+ * Attached (-p, attach.c), it patches with every thread stopped; detaching restores every
+ * entry and hooked return address. The shadow stacks are private to the program, so a child it
+ * forks after calltrace died never returns through its parent's entries.
+ *
  * What it does not do falls back or is said: forked children are traced by the ptrace engine
  * until they exec (one line), functions it cannot patch safely (too short, a loop head at the
  * entry, a branch into the bytes the jump covers, an unrelocatable prologue) get the ptrace
@@ -94,6 +98,13 @@ long inject_trace_ifuncs(struct session *s, struct process *p, pid_t via, uint32
                          uint64_t bias, struct ifunc_impl *impls, size_t n);
 /* Is addr the entry of a function the inject engine patched in p? */
 bool inject_patched_at(const struct session *s, const struct process *p, uint64_t addr);
+/* -p, once the entries are patched with every thread of p stopped: each gets its control
+ * block (attach.c); via: the thread to run system calls in. */
+void inject_attach_threads(struct session *s, struct process *p, pid_t via);
+/* Leaving attached processes, every thread stopped and out of the injected code: entries and
+ * hooked return addresses restored, no trampoline waits for calltrace any more. Returns 0, or
+ * -1 (said on stderr). */
+int inject_detach(struct session *s);
 
 /* Moves every event written so far into the recorder; final: even those whose writer never
  * finished them (counted as dropped), because it will not. */

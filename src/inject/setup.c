@@ -19,6 +19,8 @@
 #define INJECT_TRACE_OPTIONS                                                                       \
     (PTRACE_O_EXITKILL | PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |          \
      PTRACE_O_TRACEEXEC | PTRACE_O_TRACEVFORKDONE)
+/* Attached (-p), the program must outlive calltrace: no PTRACE_O_EXITKILL. */
+#define INJECT_ATTACH_OPTIONS (INJECT_TRACE_OPTIONS & ~PTRACE_O_EXITKILL)
 
 static size_t round_pow2(size_t v)
 {
@@ -108,12 +110,14 @@ long inject_trace_image(struct session *s, struct process *p, pid_t via,
     if (!sp)
         return -1;
     int main_slot = space_slot_take(sp, p->pid);
-    space_store(sp->local, 0, space_ctl_remote(sp, main_slot));
+    space_slot_own(sp, main_slot, p, via);
+    space_store(sp->local, 0, main_slot < 0 ? 1 : space_ctl_remote(sp, main_slot));
     if (inject_write_blob(p, code, sp) < 0 || addr_map_put(&e->spaces, (uint64_t)p->pid, sp) < 0) {
         space_free(e, sp);
         return -1;
     }
-    if (ptrace(PTRACE_SETOPTIONS, via, 0, INJECT_TRACE_OPTIONS) < 0)
+    if (ptrace(PTRACE_SETOPTIONS, via, 0,
+               s->attached ? INJECT_ATTACH_OPTIONS : INJECT_TRACE_OPTIONS) < 0)
         dbg(DBG_ENGINE, 1, "process %d: cannot ask for vfork-done stops: %s", (int)p->pid,
             strerror(errno));
     sp->blob_exit = code + inject_blob_exit_off;

@@ -80,6 +80,7 @@ struct inject_space *space_new(struct process *p, pid_t via, uint64_t path_addr,
     what = "mapping it into the program";
     if (map_into_program(p, via, sp->memfd, sp->size, path_addr, &sp->remote) < 0)
         goto fail;
+    sp->mem_fd = p->mem_fd;
     return sp;
 fail:
     err_msg("--engine=inject: process %d: %s: %s", (int)p->pid, what, strerror(errno));
@@ -111,9 +112,27 @@ int space_slot_of(const struct inject_space *sp, pid_t tid)
     return -1;
 }
 
+/* The shadow stack's indexes, in the program's memory: the slot's thread is stopped. */
+static int write_shadow_indexes(const struct inject_space *sp, int slot)
+{
+    uint64_t shadow = space_ctl_remote(sp, slot) + CTL_SIZE, indexes[3];
+    indexes[(CTL_SHADOW_TOP - CTL_SIZE) / 8] = shadow + SHADOW_HEADER;
+    indexes[(CTL_SHADOW_END - CTL_SIZE) / 8] = shadow + SHADOW_SIZE;
+    indexes[(CTL_SHADOW_BASE - CTL_SIZE) / 8] = shadow + SHADOW_HEADER;
+    if (mem_write(sp->mem_fd, shadow, indexes, sizeof(indexes)) < 0) {
+        dbg(DBG_ENGINE, 1, "process %d: cannot set up a shadow stack: %s", (int)sp->pid,
+            strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
 int space_slot_take(struct inject_space *sp, pid_t tid)
 {
-    int i = space_slot_of(sp, 0);
+    int i = -1;
+    for (int k = 0; k < REGION_SLOTS && (i < 0 || !sp->slot_private[i]); k++)
+        if (!sp->slot_tid[k] && (i < 0 || sp->slot_private[k]))
+            i = k;
     if (i < 0)
         return -1;
     uint8_t *ctl = space_ctl(sp, i);
@@ -129,11 +148,10 @@ int space_slot_take(struct inject_space *sp, pid_t tid)
     space_store(ctl, CTL_LIMIT, sp->ring_size - EVENT_SIZE);
     space_store(ctl, CTL_MASK, sp->ring_size - 1);
     space_store(ctl, CTL_RING, shadow + SHADOW_SIZE);
-    space_store(ctl, CTL_SHADOW_BASE, shadow);
-    space_store(ctl, CTL_SHADOW_TOP, shadow);
-    space_store(ctl, CTL_SHADOW_END, shadow + SHADOW_SIZE);
     space_store(ctl, CTL_CONSUMER, (uint64_t)getpid());
     space_store(ctl, CTL_PID, (uint64_t)sp->pid);
+    if (write_shadow_indexes(sp, i) < 0)
+        return -1;
     sp->slot_tid[i] = tid;
     sp->slot_fs[i] = 0;
     sp->slot_lender[i] = 0;
@@ -141,6 +159,22 @@ int space_slot_take(struct inject_space *sp, pid_t tid)
     sp->slot_stuck_at[i] = 0;
     sp->slot_unwinding[i] = 0;
     return i;
+}
+
+void space_slot_own(struct inject_space *sp, int slot, struct process *p, pid_t via)
+{
+    if (slot < 0 || sp->slot_private[slot])
+        return;
+    uint64_t at = space_ctl_remote(sp, slot) + CTL_SIZE, got;
+    if (remote_call(p, via, SYS_mmap, at, SHADOW_SIZE, PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, (uint64_t)-1, 0,
+                    &got) < 0) {
+        dbg(DBG_ENGINE, 1, "process %d: cannot make a shadow stack private: %s", (int)sp->pid,
+            strerror(errno));
+        return;
+    }
+    sp->slot_private[slot] = true;
+    write_shadow_indexes(sp, slot); /* the new mapping is blank */
 }
 
 void space_slot_release(struct inject_engine *e, struct inject_space *sp, int slot)
@@ -160,5 +194,28 @@ int space_add_blob(struct inject_space *sp, uint64_t code, uint32_t first_func, 
     sp->lib_blobs = more;
     more[sp->nlib_blobs++] = (struct blob_copy){
         code + inject_blob_exit_off, code + inject_blob_exit_args_off, first_func, end_func};
+    return 0;
+}
+
+int space_shadow_read(const struct inject_space *sp, int slot, struct shadow_copy *out)
+{
+    memset(out, 0, sizeof(*out));
+    uint64_t shadow = space_ctl_remote(sp, slot) + CTL_SIZE, indexes[3];
+    if (mem_read(sp->mem_fd, shadow, indexes, sizeof(indexes)) < 0)
+        return -1;
+    uint64_t top = indexes[(CTL_SHADOW_TOP - CTL_SIZE) / 8];
+    uint64_t base = indexes[(CTL_SHADOW_BASE - CTL_SIZE) / 8];
+    if (base != shadow + SHADOW_HEADER || top < base || top - base > SHADOW_SIZE ||
+        (top - base) % SHADOW_ENTRY_SIZE)
+        return -1;
+    out->remote = shadow;
+    out->base = base;
+    out->depth = (top - base) / SHADOW_ENTRY_SIZE;
+    out->entries = malloc(top > base ? top - base : 1);
+    if (!out->entries || (top > base && mem_read(sp->mem_fd, base, out->entries, top - base) < 0)) {
+        free(out->entries);
+        out->entries = NULL;
+        return -1;
+    }
     return 0;
 }

@@ -13,7 +13,11 @@
 #include "inject/unwind.h"
 
 /*   region:  header (4 KiB: the main thread's claim word) | slot 0 | slot 1 | ... slot N-1
- *   slot:    ctl (4 KiB, arch/x86_64/inject_tramp.h CTL_*) | shadow stack | ring */
+ *   slot:    ctl (4 KiB, arch/x86_64/inject_tramp.h CTL_*) | shadow stack | ring
+ * A slot's shadow stack (its indexes first) becomes private to the program when a thread takes
+ * it (space_slot_own: an anonymous mapping over the memfd's, one mapping per slot used), so a
+ * forked child gets its own copy; calltrace reads them through /proc/PID/mem, never through
+ * its own mapping. */
 #define REGION_HEADER 4096
 #define REGION_SLOTS 256       /* threads alive at once; more run untraced */
 #define SHADOW_SIZE (8u << 20) /* 262144 nested calls */
@@ -36,12 +40,14 @@ struct blob_copy {
 struct inject_space {
     pid_t pid;
     int memfd;
+    int mem_fd;      /* the program's memory (its struct process owns it) */
     uint8_t *local;  /* calltrace's mapping of the region */
     uint64_t remote; /* the program's */
     size_t size;
     size_t slot_size;
     size_t ring_size;
     pid_t slot_tid[REGION_SLOTS];         /* 0: free */
+    bool slot_private[REGION_SLOTS];      /* its shadow stack is the program's own memory */
     uint64_t slot_fs[REGION_SLOTS];       /* the thread's fs base (lent: the TCB word), or 0 */
     pid_t slot_lender[REGION_SLOTS];      /* lent to a vfork child by this thread, or 0 */
     uint64_t slot_last[REGION_SLOTS];     /* ticks of the slot's last event */
@@ -72,8 +78,12 @@ void space_free(struct inject_engine *e, struct inject_space *sp);
 
 /* The slot of tid, or -1. */
 int space_slot_of(const struct inject_space *sp, pid_t tid);
-/* A free slot for tid, reset; -1 when all are taken. */
+/* A free slot for tid, reset (one already private first); -1 when all are taken. */
 int space_slot_take(struct inject_space *sp, pid_t tid);
+/* Makes the slot's shadow stack private to the program (once), through the stopped thread via
+ * (not one inside a system call at a ptrace event). A slot left shared still works, but a child
+ * forked after calltrace is gone would share it. */
+void space_slot_own(struct inject_space *sp, int slot, struct process *p, pid_t via);
 /* Adds the slot's drops to the engine's count and frees it. */
 void space_slot_release(struct inject_engine *e, struct inject_space *sp, int slot);
 
@@ -130,6 +140,21 @@ int space_add_blob(struct inject_space *sp, uint64_t code, uint32_t first_func, 
 
 /* Writes the blob at code in p, with the address of sp's main thread claim word filled in. */
 int inject_write_blob(struct process *p, uint64_t code, const struct inject_space *sp);
+
+/* glibc's thread control block starts with two pointers to itself (tcb, at 0, and self, at
+ * 0x10): anything else is not a layout the trampolines may write into (threads.c). */
+bool is_glibc_tcb(struct process *p, uint64_t fs);
+
+/* A thread's shadow stack, copied out of the program (it is the program's private memory). */
+struct shadow_copy {
+    uint64_t remote;  /* its address in the program: the indexes (CTL_SHADOW_*), then entries */
+    uint64_t base;    /* where its entries start, in the program */
+    size_t depth;     /* entries */
+    uint8_t *entries; /* depth * SHADOW_ENTRY_SIZE bytes, to free */
+};
+/* Reads the shadow stack of slot (its thread stopped). -1 when unreadable, or when its indexes
+ * make no sense (the program wrote over them): then it is best left alone. */
+int space_shadow_read(const struct inject_space *sp, int slot, struct shadow_copy *out);
 
 /* Reads and writes a word of the region the program changes concurrently. */
 static inline uint64_t space_load(const uint8_t *ctl, size_t off)

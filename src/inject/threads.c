@@ -46,9 +46,7 @@ static struct inject_space *space_of(struct session *s, pid_t pid)
     return s->inject ? addr_map_get(&s->inject->spaces, (uint64_t)pid) : NULL;
 }
 
-/* glibc's thread control block starts with two pointers to itself (tcb, at 0, and self, at
- * 0x10): anything else is not a layout the trampolines may write into. */
-static bool is_glibc_tcb(struct process *p, uint64_t fs)
+bool is_glibc_tcb(struct process *p, uint64_t fs)
 {
     uint64_t head[3];
     return fs && mem_read(p->mem_fd, fs, head, sizeof(head)) == 0 && head[0] == fs && head[2] == fs;
@@ -86,8 +84,9 @@ static void fork_child_to_ptrace(struct session *s, struct thread *t, struct inj
     struct process *p = t->proc;
     addr_map_del(&s->inject->forks, (uint64_t)p->pid);
     int rc = detach_child_region(p, t->tid, c);
-    if (rc == 0 && c->ctl_remote)
-        inject_unhook_inherited(p, t->tid, &c->exits, c->shadow, c->shadow_len);
+    if (rc == 0 && c->ctl_remote && c->shadow_len >= SHADOW_HEADER)
+        inject_unhook_inherited(p, t->tid, &c->exits, c->shadow + SHADOW_HEADER,
+                                c->shadow_len - SHADOW_HEADER);
     inject_fork_copy_free(c);
     if (rc < 0) {
         err_msg("--engine=inject: process %d: cannot take calltrace out of it: %s", (int)p->pid,
@@ -126,6 +125,7 @@ void inject_thread_start(struct session *s, struct thread *t)
         return;
     }
     int slot = space_slot_take(sp, t->tid);
+    space_slot_own(sp, slot, t->proc, t->tid);
     uint64_t ctl = slot < 0 ? 1 : space_ctl_remote(sp, slot);
     if (slot < 0)
         err_msg("--engine=inject: more than %d threads at once: thread %d runs untraced",
@@ -163,12 +163,12 @@ static int slot_of_stopped(struct inject_space *sp, struct thread *t, uint64_t *
 
 static void copy_for_fork(struct session *s, struct inject_space *sp, int slot, pid_t child)
 {
+    /* the shadow stack, indexes and entries, is the parent's private memory (space.h) */
     size_t shadow_len = 0;
-    if (slot >= 0) {
-        const uint8_t *ctl = space_ctl(sp, slot);
-        uint64_t base = space_load(ctl, CTL_SHADOW_BASE), top = space_load(ctl, CTL_SHADOW_TOP);
-        shadow_len = top >= base && top - base <= SHADOW_SIZE ? top - base : 0;
-    }
+    uint64_t shadow = slot >= 0 ? space_ctl_remote(sp, slot) + CTL_SIZE : 0, top;
+    if (slot >= 0 &&
+        mem_read(sp->mem_fd, shadow + CTL_SHADOW_TOP - CTL_SIZE, &top, sizeof(top)) == 0)
+        shadow_len = top > shadow && top - shadow <= SHADOW_SIZE ? top - shadow : 0;
     struct inject_fork_copy *c = calloc(1, sizeof(*c) + shadow_len);
     struct inject_patch *patches = calloc(sp->npatches ? sp->npatches : 1, sizeof(*patches));
     struct blob_copy *libs = calloc(sp->nlib_blobs ? sp->nlib_blobs : 1, sizeof(*libs));
@@ -191,8 +191,8 @@ static void copy_for_fork(struct session *s, struct inject_space *sp, int slot, 
         const uint8_t *ctl = space_ctl(sp, slot);
         c->ctl_remote = space_ctl_remote(sp, slot);
         memcpy(c->ctl, ctl, CTL_SIZE);
-        memcpy(c->shadow, ctl + CTL_SIZE, shadow_len);
-        c->shadow_len = shadow_len;
+        if (shadow_len && mem_read(sp->mem_fd, shadow, c->shadow, shadow_len) == 0)
+            c->shadow_len = shadow_len;
     }
 }
 

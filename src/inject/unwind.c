@@ -3,6 +3,7 @@
 #include "inject/unwind.h"
 
 #include <stddef.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
@@ -102,29 +103,29 @@ void inject_on_library(struct session *s, struct process *p, pid_t tid, const ch
     }
 }
 
-/* The thread's shadow stack, as calltrace sees it in the shared region. */
+/* The thread's shadow stack, read from the program (its private memory), and its control
+ * block in the shared region. */
 struct shadow_view {
     int slot;
     uint8_t *ctl;
-    struct shadow_entry *base;
+    struct shadow_entry *base; /* a copy, to free */
     size_t depth;
+    uint64_t remote; /* the shadow stack in the program: its indexes, then the entries */
     uint64_t remote_base;
 };
 
 static bool shadow_of(const struct inject_space *sp, pid_t tid, struct shadow_view *v)
 {
+    struct shadow_copy copy;
     int slot = space_slot_of(sp, tid);
-    if (slot < 0)
-        return false;
+    if (slot < 0 || space_shadow_read(sp, slot, &copy) < 0)
+        return false; /* the program wrote over it: leave its stack alone */
     v->slot = slot;
     v->ctl = space_ctl(sp, slot);
-    v->remote_base = space_load(v->ctl, CTL_SHADOW_BASE);
-    uint64_t top = space_load(v->ctl, CTL_SHADOW_TOP);
-    if (top < v->remote_base || top - v->remote_base > SHADOW_SIZE ||
-        (top - v->remote_base) % SHADOW_ENTRY_SIZE)
-        return false; /* the program wrote over it: leave its stack alone */
-    v->base = (struct shadow_entry *)(v->ctl + CTL_SIZE);
-    v->depth = (top - v->remote_base) / SHADOW_ENTRY_SIZE;
+    v->base = (struct shadow_entry *)copy.entries;
+    v->depth = copy.depth;
+    v->remote = copy.remote;
+    v->remote_base = copy.base;
     return true;
 }
 
@@ -221,7 +222,10 @@ static void rehook_returns(struct session *s, struct process *p, struct inject_s
         const struct shadow_entry *outermost = &v->base[depth];
         if (reached && outermost->ret == reached && outermost->slot + 8 == live_sp)
             write_exit(s, sp, v, outermost);
-        space_store(v->ctl, CTL_SHADOW_TOP, v->remote_base + depth * SHADOW_ENTRY_SIZE);
+        uint64_t top = v->remote_base + depth * SHADOW_ENTRY_SIZE;
+        if (mem_write(p->mem_fd, v->remote + CTL_SHADOW_TOP - CTL_SIZE, &top, sizeof(top)) < 0)
+            dbg(DBG_ENGINE, 1, "process %d: cannot pop unwound calls: %s", (int)p->pid,
+                strerror(errno));
         v->depth = depth;
     }
     struct exit_set hooks = space_exit_set(sp);
@@ -324,5 +328,6 @@ bool inject_on_hook(struct session *s, struct thread *t, uint64_t addr)
         need_resume_hooks(s, p, sp, &v, t->tid);
         break;
     }
+    free(v.base);
     return true;
 }

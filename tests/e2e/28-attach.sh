@@ -9,7 +9,6 @@
 source "$(dirname "$0")/../lib/testlib.sh"
 source "$TESTS_DIR/lib/attachlib.sh"
 require_calltrace
-engine_unsupported inject "attaching (-p) is not supported yet"
 build attachee O2
 target_start "$BIN"
 

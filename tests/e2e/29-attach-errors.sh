@@ -3,7 +3,6 @@
 # cause, a non-zero exit, and no run directory left behind.
 source "$(dirname "$0")/../lib/testlib.sh"
 require_calltrace
-engine_unsupported inject "attaching (-p) is not supported yet"
 build attachee O2
 
 refused() { # WHAT EXPECTED_TEXT CALLTRACE_ARGS...

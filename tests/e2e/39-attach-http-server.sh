@@ -6,7 +6,6 @@
 source "$(dirname "$0")/../lib/testlib.sh"
 source "$TESTS_DIR/lib/attachlib.sh"
 require_calltrace
-engine_unsupported inject "attaching (-p) is not supported yet"
 [ -x /usr/bin/python3 ] || fail "Debian's python3 (/usr/bin/python3) is needed"
 
 mkdir -p "$T/www"

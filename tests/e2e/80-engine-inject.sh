@@ -15,10 +15,6 @@ ct_raw --engine=inject --buffer-size 12 true
 one_stderr_line_error "--buffer-size 12"
 ct_raw --buffer-size 1M true
 one_stderr_line_error "--buffer-size without --engine=inject"
-ct_raw --engine=inject -p 1
-one_stderr_line_error "--engine=inject -p"
-grep -q 'not supported yet; use --engine=ptrace\|use --engine=ptrace' "$CT_ERR" ||
-    fail "-p with inject should point to --engine=ptrace: $(cat "$CT_ERR")"
 
 for opt in O0 O2; do
     CTX="[recursion -$opt, 64K ring]"

@@ -33,13 +33,10 @@
 #define INJECT_TCB_SLOT 0x80
 
 /* The control block of one thread, in the shared region. Offsets are used by the assembly. */
-#define CTL_HEAD 0        /* bytes written to the ring, ever (producer) */
-#define CTL_LIMIT 8       /* ring size - event size: head - tail above this is full */
-#define CTL_MASK 16       /* ring size - 1 */
-#define CTL_RING 24       /* program address of the ring */
-#define CTL_SHADOW_TOP 32 /* program address of the next free shadow entry */
-#define CTL_SHADOW_BASE 40
-#define CTL_SHADOW_END 48
+#define CTL_HEAD 0      /* bytes written to the ring, ever (producer) */
+#define CTL_LIMIT 8     /* ring size - event size: head - tail above this is full */
+#define CTL_MASK 16     /* ring size - 1 */
+#define CTL_RING 24     /* program address of the ring */
 #define CTL_DROPS 56    /* calls not recorded (ring full, shadow full, re-entered) */
 #define CTL_BUSY 64     /* byte: a vfork child borrows the block: its calls are skipped */
 #define CTL_GAVE_UP 65  /* byte: a full ring was not drained in time: drop, do not wait */
@@ -49,6 +46,15 @@
 #define CTL_PID 88      /* the program's pid: process_vm_readv copies pointees (-A) */
 #define CTL_TAIL 128    /* bytes read by calltrace (consumer), on its own cache line */
 #define CTL_SIZE 4096
+
+/* The shadow stack's indexes sit right after the control block, at the head of the shadow
+ * stack itself: memory private to the program (copied at fork), where the rest of the block and
+ * the ring are shared with calltrace. A forked child's returns then never take its parent's
+ * entries, even when calltrace is no longer there to separate them (see inject/space.h). */
+#define CTL_SHADOW_TOP 4096 /* CTL_SIZE: program address of the next free shadow entry */
+#define CTL_SHADOW_END 4104
+#define CTL_SHADOW_BASE 4112
+#define SHADOW_HEADER 64 /* the indexes, then the entries */
 
 /* A ring event. The writer reserves it (head += EVENT_SIZE), fills it, and commits it by writing
  * its stamp last: the low 32 bits of position / EVENT_SIZE + 1, so the reader tells a committed

@@ -42,7 +42,7 @@ for opt in O0 O2; do
         same_stdout
         chk check-counts -f "$CT_OUT"
         if [ $engine = inject ]; then
-            grep -q "functions patched in process" "$CT_ERR" ||
+            grep -q "functions traced in process [0-9]* (inject)" "$CT_ERR" ||
                 fail "the inject engine did not run: $(tail -5 "$CT_ERR")"
         fi
         values_of "$CT_DIR" >"$T/values.$engine" || fail "cannot read the values of $CT_DIR"

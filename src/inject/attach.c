@@ -40,20 +40,7 @@ static void give_block(struct session *s, struct inject_space *sp, struct thread
     }
     if (!is_main)
         slot = space_slot_take(sp, t->tid);
-    space_slot_own(sp, slot, t->proc, via);
-    if (slot < 0)
-        err_msg("--engine=inject: more than %d threads at once: thread %d runs untraced",
-                REGION_SLOTS, (int)t->tid);
-    uint64_t ctl = slot < 0 ? 1 : space_ctl_remote(sp, slot);
-    if (mem_write(t->proc->mem_fd, regs.fs_base + INJECT_TCB_SLOT, &ctl, sizeof(ctl)) < 0) {
-        dbg(DBG_ENGINE, 1, "thread %d: cannot write its control block: %s", (int)t->tid,
-            strerror(errno));
-        if (slot >= 0)
-            space_slot_release(s->inject, sp, slot);
-        return;
-    }
-    if (slot >= 0)
-        sp->slot_fs[slot] = regs.fs_base;
+    inject_bind_slot(s, sp, t, slot, regs.fs_base, via);
 }
 
 void inject_attach_threads(struct session *s, struct process *p, pid_t via)

@@ -115,7 +115,6 @@ void inject_thread_start(struct session *s, struct thread *t)
             (int)t->tid);
         return;
     }
-    uint64_t at = regs.fs_base + INJECT_TCB_SLOT;
     if (addr_map_get(&s->inject->shared_tls, (uint64_t)t->tid)) {
         addr_map_del(&s->inject->shared_tls, (uint64_t)t->tid);
         err_msg("--engine=inject: thread %d was created without a thread control block of its "
@@ -124,13 +123,18 @@ void inject_thread_start(struct session *s, struct thread *t)
                 (int)t->tid);
         return;
     }
-    int slot = space_slot_take(sp, t->tid);
-    space_slot_own(sp, slot, t->proc, t->tid);
-    uint64_t ctl = slot < 0 ? 1 : space_ctl_remote(sp, slot);
+    inject_bind_slot(s, sp, t, space_slot_take(sp, t->tid), regs.fs_base, t->tid);
+}
+
+void inject_bind_slot(struct session *s, struct inject_space *sp, struct thread *t, int slot,
+                      uint64_t fs_base, pid_t via)
+{
+    space_slot_own(sp, slot, t->proc, via);
     if (slot < 0)
         err_msg("--engine=inject: more than %d threads at once: thread %d runs untraced",
                 REGION_SLOTS, (int)t->tid);
-    if (mem_write(t->proc->mem_fd, at, &ctl, sizeof(ctl)) < 0) {
+    uint64_t ctl = slot < 0 ? 1 : space_ctl_remote(sp, slot);
+    if (mem_write(t->proc->mem_fd, fs_base + INJECT_TCB_SLOT, &ctl, sizeof(ctl)) < 0) {
         dbg(DBG_ENGINE, 1, "thread %d: cannot write its control block: %s", (int)t->tid,
             strerror(errno));
         if (slot >= 0)
@@ -138,7 +142,7 @@ void inject_thread_start(struct session *s, struct thread *t)
         return;
     }
     if (slot >= 0)
-        sp->slot_fs[slot] = regs.fs_base;
+        sp->slot_fs[slot] = fs_base;
 }
 
 /* The control block of the stopped thread t, claiming the main one for it when it has none

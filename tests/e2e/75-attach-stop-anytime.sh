@@ -12,6 +12,14 @@ build attachee O2
 RANDOM=${CT_SEED:-75}
 target_start "$BIN"
 
+# sigint_ignored PID: does PID (still alive) ignore SIGINT?
+sigint_ignored() {
+    local ign
+    ign=$(awk '/^SigIgn:/ {print $2}' "/proc/$1/status" 2>/dev/null) || return 1
+    [ -n "$ign" ] && (((16#$ign >> 1) & 1))
+}
+sigint_taken() { ! sigint_ignored "$1"; }
+
 sigs=(INT TERM HUP)
 signums=(2 15 1)
 early=0 recorded=0
@@ -24,6 +32,9 @@ for i in $(seq 1 "$CYCLES"); do
     # terminal would, or a SIGINT before calltrace installs its handler would be lost
     env --default-signal=INT "$CALLTRACE" -q -p "$PROG" -o "$T/run$i" 2>"$T/ct$i.err" &
     ct=$!
+    # until env has run, the job still ignores SIGINT: one sent then would be lost (calltrace
+    # would trace on, never told to stop), not early
+    wait_until 10 "calltrace's job to take SIGINT" sigint_taken "$ct"
     # the moment, not a synchronisation: any point of calltrace's life is right
     sleep "$(printf '0.%03d' "$delay_ms")"
     kill -"${sigs[k]}" "$ct"

@@ -15,11 +15,11 @@ static char path[] = "/tmp/ct-unit-outbuf.XXXXXX";
 static size_t sample_values(int64_t *v, size_t cap)
 {
     size_t n = 0;
-    int64_t p = 1;
+    uint64_t p = 1; /* 10^d; unsigned: the step after the last, 10^19, still fits */
     for (int d = 0; d < 19 && n + 3 <= cap; d++, p *= 10) {
-        v[n++] = p - 1;
-        v[n++] = p;
-        v[n++] = p + 7;
+        v[n++] = (int64_t)p - 1;
+        v[n++] = (int64_t)p;
+        v[n++] = (int64_t)p + 7;
     }
     v[n++] = INT64_MAX;
     v[n++] = INT64_MIN;

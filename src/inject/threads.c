@@ -183,8 +183,10 @@ static void copy_for_fork(struct session *s, struct inject_space *sp, int slot, 
         free(libs);
         return;
     }
-    memcpy(libs, sp->lib_blobs, sp->nlib_blobs * sizeof(*libs));
-    memcpy(patches, sp->patches, sp->npatches * sizeof(*patches));
+    if (sp->nlib_blobs) /* lib_blobs is NULL without -l */
+        memcpy(libs, sp->lib_blobs, sp->nlib_blobs * sizeof(*libs));
+    if (sp->npatches)
+        memcpy(patches, sp->patches, sp->npatches * sizeof(*patches));
     c->patches = patches;
     c->npatches = sp->npatches;
     c->remote = sp->remote;

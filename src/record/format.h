@@ -5,8 +5,11 @@
  *   records  each starts with struct rec_hdr {type, flags, size, tid}; size covers the whole
  *            record and is a multiple of 8; unknown types are skipped by size
  *
- * Entries and exits are 24 bytes. The engine emits exits in LIFO order per thread (it resolves
- * tail calls, longjmp and exceptions itself), so a reader pairs them with a stack per thread. */
+ * Entries and exits are written packed, many to a REC_CALLS record (record/call_pack.h); the
+ * reader hands them out one by one as the 24-byte struct rec_call of REC_ENTER and REC_EXIT,
+ * which a record may also hold whole. The engine emits exits in LIFO order per thread (it
+ * resolves tail calls, longjmp and exceptions itself), so a reader pairs them with a stack per
+ * thread. */
 #ifndef CALLTRACE_RECORD_FORMAT_H
 #define CALLTRACE_RECORD_FORMAT_H
 
@@ -15,7 +18,8 @@
 #include "record/clock.h"
 
 #define REC_MAGIC "CTRACE\x00\x01"
-#define REC_VERSION 1
+#define REC_VERSION 2     /* 2: entries and exits packed in REC_CALLS */
+#define REC_VERSION_MIN 1 /* the oldest a reader still reads: 1 has the same records, unpacked */
 #define REC_FILE_NAME "events.ctr"
 
 struct rec_header {
@@ -43,6 +47,7 @@ enum rec_type {
     REC_IMAGE,        /* an executable or library functions were taken from: id, bias, path */
     REC_ARGS,         /* right after a REC_ENTER: the raw bytes of its arguments (rec_values) */
     REC_RETVAL,       /* right before the REC_EXIT of a call that returned: its result's bytes */
+    REC_CALLS,        /* entries and exits of one thread, packed (record/call_pack.h) */
 };
 
 /* REC_EXIT flags */
@@ -65,6 +70,13 @@ struct rec_call {
     uint32_t func;
     uint32_t pid;
     uint64_t ticks;
+};
+
+struct rec_calls {
+    struct rec_hdr hdr; /* REC_CALLS: tid; size: padded to 8 */
+    uint32_t pid;
+    uint32_t count; /* events packed after it */
+    uint64_t ticks; /* what the first event's delta is from */
 };
 
 struct rec_func {

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "record/call_pack.h"
+
 #define READ_BUFFER (1 << 20)
 
 int rec_reader_open(struct rec_reader *r, const char *path, char *why, size_t whylen)
@@ -22,13 +24,14 @@ int rec_reader_open(struct rec_reader *r, const char *path, char *why, size_t wh
         snprintf(why, whylen, "not a calltrace record (bad header)");
         goto fail;
     }
-    if (r->header.version != REC_VERSION) {
-        snprintf(why, whylen, "record version %u, this calltrace reads version %u",
-                 r->header.version, REC_VERSION);
+    if (r->header.version < REC_VERSION_MIN || r->header.version > REC_VERSION) {
+        snprintf(why, whylen, "record version %u, this calltrace reads versions %u to %u",
+                 r->header.version, REC_VERSION_MIN, REC_VERSION);
         goto fail;
     }
     r->buf = malloc(READ_BUFFER);
-    if (!r->buf) {
+    r->calls.bytes = malloc(REC_MAX_SIZE);
+    if (!r->buf || !r->calls.bytes) {
         snprintf(why, whylen, "out of memory");
         goto fail;
     }
@@ -43,10 +46,14 @@ int rec_reader_open(struct rec_reader *r, const char *path, char *why, size_t wh
 fail:
     close(r->fd);
     free(r->buf);
+    free(r->calls.bytes);
     r->buf = NULL;
+    r->calls.bytes = NULL;
     r->fd = -1;
     return -1;
 }
+
+static const struct rec_hdr *next_record(struct rec_reader *r);
 
 static int refill(struct rec_reader *r)
 {
@@ -86,6 +93,8 @@ static size_t min_size(uint8_t type)
         return sizeof(struct rec_end);
     case REC_CLOCK:
         return sizeof(struct rec_clock);
+    case REC_CALLS:
+        return sizeof(struct rec_calls);
     default:
         return sizeof(struct rec_hdr);
     }
@@ -101,7 +110,63 @@ static bool name_fits(const struct rec_hdr *h)
     return len <= REC_MAX_NAME && fixed + len <= h->size;
 }
 
+/* The next event of the REC_CALLS record being read, or NULL once it is done (or damaged:
+ * every event must unpack, and only padding may follow the last). */
+static const struct rec_hdr *next_packed(struct rec_reader *r)
+{
+    if (!r->calls.left) {
+        if (r->calls.len - r->calls.pos >= 8)
+            r->corrupt = true;
+        for (size_t i = r->calls.pos; i < r->calls.len; i++)
+            r->corrupt |= r->calls.bytes[i] != 0;
+        r->calls.len = r->calls.pos = 0;
+        return NULL;
+    }
+    size_t n = call_unpack_event(r->calls.bytes + r->calls.pos, r->calls.len - r->calls.pos,
+                                 &r->calls.call, &r->calls.ticks);
+    if (!n) {
+        r->corrupt = true;
+        r->calls.left = 0;
+        return NULL;
+    }
+    r->calls.pos += n;
+    r->calls.left--;
+    return &r->calls.call.hdr;
+}
+
+/* A REC_CALLS record h: its events are copied out, to be handed out from the next call on. */
+static void start_packed(struct rec_reader *r, const struct rec_hdr *h)
+{
+    const struct rec_calls *c = (const struct rec_calls *)h;
+    r->calls.len = h->size - sizeof(*c);
+    r->calls.pos = 0;
+    memcpy(r->calls.bytes, c + 1, r->calls.len);
+    r->calls.left = c->count;
+    r->calls.ticks = c->ticks;
+    r->calls.call = (struct rec_call){{0, 0, sizeof(struct rec_call), h->tid}, 0, c->pid, 0};
+}
+
 const struct rec_hdr *rec_reader_next(struct rec_reader *r)
+{
+    for (;;) {
+        if (r->corrupt)
+            return NULL;
+        if (r->calls.len) {
+            const struct rec_hdr *h = next_packed(r);
+            if (h || r->corrupt)
+                return h;
+        }
+        const struct rec_hdr *h = next_record(r);
+        if (!h || h->type != REC_CALLS)
+            return h;
+        start_packed(r, h);
+        if (!r->calls.len && r->calls.left)
+            r->corrupt = true;
+    }
+}
+
+/* The next whole record in the file. */
+static const struct rec_hdr *next_record(struct rec_reader *r)
 {
     if (r->corrupt)
         return NULL;
@@ -154,6 +219,8 @@ void rec_reader_close(struct rec_reader *r)
     if (r->fd >= 0)
         close(r->fd);
     free(r->buf);
+    free(r->calls.bytes);
     r->buf = NULL;
+    r->calls.bytes = NULL;
     r->fd = -1;
 }

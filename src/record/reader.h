@@ -21,11 +21,20 @@ struct rec_reader {
     bool corrupt;   /* a record with an impossible size or type layout */
     uint64_t offset; /* file offset of buf[0] */
     struct clock_anchor last_anchor; /* the latest REC_CLOCK seen */
+    /* The REC_CALLS record being handed out, one struct rec_call at a time. */
+    struct {
+        uint8_t *bytes; /* its packed events, copied out of buf */
+        size_t len, pos;
+        uint32_t left;  /* events still to come */
+        uint64_t ticks; /* the last one's */
+        struct rec_call call;
+    } calls;
 };
 
 /* Returns 0, or -1 with why filled (not a record, unreadable). */
 int rec_reader_open(struct rec_reader *r, const char *path, char *why, size_t whylen);
-/* The next record, valid until the next call; NULL at the end or on damage. */
+/* The next record, valid until the next call; NULL at the end or on damage. Packed entries
+ * and exits (REC_CALLS) come out one by one as REC_ENTER and REC_EXIT. */
 const struct rec_hdr *rec_reader_next(struct rec_reader *r);
 void rec_reader_close(struct rec_reader *r);
 /* The name bytes that follow a REC_FUNC, REC_PROCESS or REC_IMAGE record. */

@@ -1,13 +1,19 @@
 #include "record/writer.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "record/call_pack.h"
+
 #define RECORD_BUFFER (256 * 1024)
+
+static void close_calls(struct recorder *rec);
 
 static void put(struct recorder *rec, const void *data, size_t len)
 {
+    close_calls(rec);
     outbuf_write(&rec->out, data, len);
 }
 
@@ -105,39 +111,62 @@ void rec_thread(struct recorder *rec, pid_t pid, pid_t tid, uint64_t ticks)
     rec->threads++;
 }
 
-/* Entries and exits are most of a record: they are written in place, field by field. A record
- * built on the stack and copied is read back with wider loads than it was written with, which
- * the CPU cannot forward from its store buffer (a stall per call). */
-static void put_call(struct recorder *rec, enum rec_type type, unsigned flags, pid_t pid, pid_t tid,
-                     uint32_t func, uint64_t ticks)
+/* Pads the open REC_CALLS record to 8 bytes and fills in its size and count. */
+static void close_calls(struct recorder *rec)
 {
-    struct rec_call *at = outbuf_room(&rec->out, sizeof(*at));
-    if (!at) {
-        struct rec_call r = {hdr(type, sizeof(r), tid, flags), func, (uint32_t)pid, ticks};
-        put(rec, &r, sizeof(r));
+    if (!rec->packed.open)
         return;
-    }
-    at->hdr = hdr(type, sizeof(*at), tid, flags);
-    at->func = func;
-    at->pid = (uint32_t)pid;
-    at->ticks = ticks;
+    rec->packed.open = false;
+    struct outbuf *out = &rec->out;
+    size_t len = out->len - rec->packed.start, padded = (len + 7) & ~(size_t)7;
+    memset(out->data + out->len, 0, padded - len);
+    out->len = rec->packed.start + padded;
+    struct rec_calls h = {hdr(REC_CALLS, padded, rec->packed.tid, 0), (uint32_t)rec->packed.pid,
+                          rec->packed.count, 0};
+    memcpy(out->data + rec->packed.start, &h, offsetof(struct rec_calls, ticks));
 }
 
-void rec_enter(struct recorder *rec, pid_t pid, pid_t tid, uint32_t func, uint64_t ticks)
+/* Starts a REC_CALLS record with room for a whole one (REC_MAX_SIZE bytes) in the buffer. */
+static bool open_calls(struct recorder *rec, pid_t pid, pid_t tid, uint64_t ticks)
 {
-    if (rec->gate) {
+    struct outbuf *out = &rec->out;
+    if (out->cap - out->len < REC_MAX_SIZE && outbuf_flush(out) < 0)
+        return false;
+    if (out->error || out->cap - out->len < REC_MAX_SIZE)
+        return false; /* the first error is kept and reported */
+    struct rec_calls h = {hdr(REC_CALLS, 0, tid, 0), (uint32_t)pid, 0, ticks};
+    memcpy(out->data + out->len, &h, sizeof(h));
+    rec->packed.open = true;
+    rec->packed.start = out->len;
+    rec->packed.pid = pid;
+    rec->packed.tid = tid;
+    rec->packed.count = 0;
+    rec->packed.last_ticks = ticks;
+    out->len += sizeof(h);
+    return true;
+}
+
+/* Packs one event into the open REC_CALLS record, which has room for it. */
+static void pack(struct recorder *rec, enum rec_type type, unsigned flags, uint32_t func,
+                 uint64_t ticks)
+{
+    struct outbuf *out = &rec->out;
+    out->len += call_pack_event((uint8_t *)out->data + out->len, (uint8_t)type, flags, func, ticks,
+                                rec->packed.last_ticks);
+    rec->packed.last_ticks = ticks;
+    rec->packed.count++;
+    rec->calls += type == REC_EXIT && !(flags & EXIT_INHERITED);
+}
+
+/* What rec_enter and rec_exit leave out of line: the call filters, a new REC_CALLS record. */
+void rec_call_slow(struct recorder *rec, enum rec_type type, unsigned flags, pid_t pid, pid_t tid,
+                   uint32_t func, uint64_t ticks)
+{
+    if (rec->gate && type == REC_ENTER) {
         struct rec_call r = {hdr(REC_ENTER, sizeof(r), tid, 0), func, (uint32_t)pid, ticks};
-        if (call_gate_enter(rec->gate, (uint32_t)tid, ticks, &r, sizeof(r)) == GATE_WRITE)
-            put(rec, &r, sizeof(r));
-        return;
-    }
-    put_call(rec, REC_ENTER, 0, pid, tid, func, ticks);
-}
-
-void rec_exit(struct recorder *rec, pid_t pid, pid_t tid, uint32_t func, uint64_t ticks,
-              unsigned flags)
-{
-    if (rec->gate) {
+        if (call_gate_enter(rec->gate, (uint32_t)tid, ticks, &r, sizeof(r)) != GATE_WRITE)
+            return;
+    } else if (rec->gate) {
         if (call_gate_exit(rec->gate, (uint32_t)tid, ticks) != GATE_WRITE)
             return;
         size_t held;
@@ -145,9 +174,39 @@ void rec_exit(struct recorder *rec, pid_t pid, pid_t tid, uint32_t func, uint64_
         if (held)
             put(rec, bytes, held);
     }
-    put_call(rec, REC_EXIT, flags, pid, tid, func, ticks);
-    if (!(flags & EXIT_INHERITED))
-        rec->calls++;
+    if (!rec_packs_into(rec, pid, tid)) {
+        close_calls(rec);
+        if (!open_calls(rec, pid, tid, ticks))
+            return;
+    }
+    pack(rec, type, flags, func, ticks);
+}
+
+bool rec_packer_begin(struct recorder *rec, pid_t pid, pid_t tid, uint64_t ticks,
+                      struct rec_packer *p)
+{
+    if (rec->gate)
+        return false;
+    if (!rec_packs_into(rec, pid, tid)) {
+        close_calls(rec);
+        if (!open_calls(rec, pid, tid, ticks))
+            return false;
+    }
+    uint8_t *data = (uint8_t *)rec->out.data;
+    p->at = data + rec->out.len;
+    p->limit = data + rec->packed.start + REC_MAX_SIZE - 7 - CALL_PACK_EVENT_MAX;
+    p->last_ticks = rec->packed.last_ticks;
+    p->count = 0;
+    p->calls = 0;
+    return true;
+}
+
+void rec_packer_end(struct recorder *rec, struct rec_packer *p)
+{
+    rec->out.len = (size_t)(p->at - (uint8_t *)rec->out.data);
+    rec->packed.last_ticks = p->last_ticks;
+    rec->packed.count += p->count;
+    rec->calls += p->calls;
 }
 
 void rec_frame_data(struct recorder *rec, pid_t tid, const void *record, size_t size)

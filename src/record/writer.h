@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include "record/call_gate.h"
+#include "record/call_pack.h"
 #include "record/clock.h"
 #include "record/format.h"
 #include "util/outbuf.h"
@@ -23,6 +24,16 @@ struct recorder {
     uint64_t dropped_calls; /* for the header: set before recorder_close */
     bool failed_reported;
     struct call_gate *gate; /* --max-depth, --min-duration; NULL when neither is given */
+    /* The REC_CALLS record being filled, in place at the end of out's buffer (which has room
+     * for a whole one): entries and exits of one thread go on into it, any other record
+     * closes it first. */
+    struct {
+        bool open;
+        size_t start; /* its offset in out.data */
+        pid_t pid, tid;
+        uint32_t count;
+        uint64_t last_ticks;
+    } packed;
 };
 
 int recorder_open(struct recorder *rec, const char *path, const struct clock_calibration *clock);
@@ -33,9 +44,72 @@ void rec_func(struct recorder *rec, uint32_t id, uint32_t image, uint64_t addr, 
 void rec_process(struct recorder *rec, pid_t pid, pid_t ppid, uint64_t ticks, const char *name,
                  bool is_exec);
 void rec_thread(struct recorder *rec, pid_t pid, pid_t tid, uint64_t ticks);
-void rec_enter(struct recorder *rec, pid_t pid, pid_t tid, uint32_t func, uint64_t ticks);
-void rec_exit(struct recorder *rec, pid_t pid, pid_t tid, uint32_t func, uint64_t ticks,
-              unsigned flags);
+
+/* Entries and exits: two per traced call, the recorder's hot path, inline. */
+void rec_call_slow(struct recorder *rec, enum rec_type type, unsigned flags, pid_t pid, pid_t tid,
+                   uint32_t func, uint64_t ticks);
+
+/* Does one more event of thread tid go into the open REC_CALLS record? */
+static inline bool rec_packs_into(const struct recorder *rec, pid_t pid, pid_t tid)
+{
+    return rec->packed.open && rec->packed.tid == tid && rec->packed.pid == pid &&
+           rec->out.len - rec->packed.start + CALL_PACK_EVENT_MAX + 7 <= REC_MAX_SIZE;
+}
+
+/* An exit is counted as a call when it is written, unless flags has EXIT_INHERITED. */
+static inline void rec_pack_call(struct recorder *rec, enum rec_type type, unsigned flags,
+                                 pid_t pid, pid_t tid, uint32_t func, uint64_t ticks)
+{
+    if (__builtin_expect(rec->gate || !rec_packs_into(rec, pid, tid), 0)) {
+        rec_call_slow(rec, type, flags, pid, tid, func, ticks);
+        return;
+    }
+    rec->out.len += call_pack_event((uint8_t *)rec->out.data + rec->out.len, (uint8_t)type, flags,
+                                    func, ticks, rec->packed.last_ticks);
+    rec->packed.last_ticks = ticks;
+    rec->packed.count++;
+    rec->calls += type == REC_EXIT && !(flags & EXIT_INHERITED);
+}
+
+/* A loop of the caller's packing one thread's entries and exits (the inject engine's drain),
+ * straight into the open REC_CALLS record: begin, add while rec_packer_full is false, end. */
+struct rec_packer {
+    uint8_t *at;    /* where the next event goes */
+    uint8_t *limit; /* past it, no room for one more */
+    uint64_t last_ticks;
+    uint32_t count;
+    uint64_t calls;
+};
+/* False when it cannot (call filters, a write error): rec_enter and rec_exit then. */
+bool rec_packer_begin(struct recorder *rec, pid_t pid, pid_t tid, uint64_t ticks,
+                      struct rec_packer *p);
+void rec_packer_end(struct recorder *rec, struct rec_packer *p);
+
+static inline bool rec_packer_full(const struct rec_packer *p)
+{
+    return p->at > p->limit;
+}
+
+static inline void rec_packer_add(struct rec_packer *p, enum rec_type type, unsigned flags,
+                                  uint32_t func, uint64_t ticks)
+{
+    p->at += call_pack_event(p->at, (uint8_t)type, flags, func, ticks, p->last_ticks);
+    p->last_ticks = ticks;
+    p->count++;
+    p->calls += type == REC_EXIT && !(flags & EXIT_INHERITED);
+}
+
+static inline void rec_enter(struct recorder *rec, pid_t pid, pid_t tid, uint32_t func,
+                             uint64_t ticks)
+{
+    rec_pack_call(rec, REC_ENTER, 0, pid, tid, func, ticks);
+}
+
+static inline void rec_exit(struct recorder *rec, pid_t pid, pid_t tid, uint32_t func,
+                            uint64_t ticks, unsigned flags)
+{
+    rec_pack_call(rec, REC_EXIT, flags, pid, tid, func, ticks);
+}
 /* A whole record (header included, size a multiple of 8) that belongs to the innermost open
  * call of thread tid: argument values follow their REC_ENTER, a return value precedes its
  * REC_EXIT. Filters that drop a call (--max-depth, --min-duration) drop these with it. */

@@ -176,6 +176,83 @@ static enum event_state read_event(const uint8_t *ctl, const uint8_t *ring, size
     return EVENT_READY;
 }
 
+/* The stack t's cached mappings put sp on (stack_region without its /proc read), or 0. */
+static uint64_t known_region(const struct thread *t, uint64_t sp)
+{
+    for (int i = 0; i < 2; i++)
+        if (sp >= t->region_lo[i] && sp < t->region_hi[i])
+            return t->region_hi[i];
+    return 0;
+}
+
+/* Nearly every event is a call made below the open one on the same stack, or the return of the
+ * open one: this loop does for them what on_event and the shadow-stack rules would, without
+ * their generality (it is most of calltrace's work per traced call). It stops at the first
+ * event it cannot take as simply (not committed yet, with data, a tail call, an unwound frame,
+ * an unknown stack...), which drain_slot then gives to on_event; returns the position it
+ * reached. Not used with -A/-R or the call filters. */
+static uint64_t drain_common(struct session *s, struct inject_space *sp, int slot,
+                             struct thread *t, const uint8_t *ring, uint64_t tail, uint64_t head,
+                             uint64_t *since_publish)
+{
+    struct rec_packer pk;
+    pid_t pid = t->proc->pid, tid = t->tid;
+    if (!rec_packer_begin(s->rec, pid, tid, sp->slot_last[slot], &pk))
+        return tail;
+    /* Locals, not fields: the compiler would load each again after every byte packed. */
+    const struct exit_set exits = space_exit_set(sp);
+    const uint64_t mask = sp->ring_size - 1, step = tick_step(s);
+    const uint32_t first_func = sp->first_func, end_func = sp->end_func;
+    struct frame *frames = t->stack.frames;
+    size_t depth = t->stack.depth, cap = t->stack.cap;
+    uint64_t last = sp->slot_last[slot];
+    for (; tail != head; tail += EVENT_SIZE) {
+        const uint8_t *at = ring + (tail & mask);
+        const uint32_t *stamp = (const uint32_t *)(at + 28), want = (uint32_t)(tail / EVENT_SIZE) + 1;
+        if (__atomic_load_n(stamp, __ATOMIC_ACQUIRE) != want)
+            break;
+        struct inject_event ev;
+        memcpy(&ev, at, sizeof(ev));
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        uint32_t func = ev.func & INJECT_EVENT_FUNC;
+        if (__atomic_load_n(stamp, __ATOMIC_RELAXED) != want || (ev.func & INJECT_EVENT_DATA) ||
+            func < first_func || func >= end_func || exit_set_has(&exits, ev.ret))
+            break;
+        if (rec_packer_full(&pk)) {
+            rec_packer_end(s->rec, &pk);
+            if (!rec_packer_begin(s->rec, pid, tid, last, &pk))
+                break;
+        }
+        uint64_t ticks = last && ev.tsc < last + step ? last + step : ev.tsc;
+        struct frame *top = depth ? &frames[depth - 1] : NULL;
+        if (ev.func & INJECT_EVENT_EXIT) {
+            if (!top || top->entry_sp != ev.slot || top->ret_addr != ev.ret ||
+                (depth > 1 && top[-1].entry_sp == ev.slot && top[-1].ret_addr == ev.ret))
+                break; /* not the open call, or the end of a chain of tail calls */
+            depth--;
+            rec_packer_add(&pk, REC_EXIT, top->inherited ? EXIT_INHERITED : 0, top->func, ticks);
+        } else {
+            uint64_t region = known_region(t, ev.slot);
+            if (!region || depth == cap ||
+                (top && (top->region != region || top->entry_sp <= ev.slot)))
+                break;
+            frames[depth++] = (struct frame){.entry_sp = ev.slot,
+                                             .ret_addr = ev.ret,
+                                             .region = region,
+                                             .ticks = ticks,
+                                             .func = func};
+            rec_packer_add(&pk, REC_ENTER, 0, func, ticks);
+        }
+        last = ticks;
+        if (++*since_publish % TAIL_PUBLISH_EVENTS == 0)
+            publish_tail(space_ctl(sp, slot), tail + EVENT_SIZE);
+    }
+    rec_packer_end(s->rec, &pk);
+    t->stack.depth = depth;
+    sp->slot_last[slot] = last;
+    return tail;
+}
+
 static void drain_slot(struct session *s, struct inject_space *sp, int slot, struct thread *t,
                        bool final)
 {
@@ -198,7 +275,10 @@ static void drain_slot(struct session *s, struct inject_space *sp, int slot, str
     if (s->capture && !s->inject->record)
         s->inject->record = malloc(INJECT_RECORD_MAX);
     uint8_t *data = s->inject->record;
+    bool common = !s->capture && !s->rec->gate;
     for (size_t size; tail != head; tail += size) {
+        if (common && (tail = drain_common(s, sp, slot, t, ring, tail, head, &since_publish)) == head)
+            break;
         struct inject_event ev;
         enum event_state state = read_event(ctl, ring, sp->ring_size, tail, head, &ev, data, &size);
         if (state == EVENT_PENDING && !final) {

@@ -131,7 +131,11 @@ __asm__(
     "    mov rcx, [rsp-32]\n"
     "    mov r11, [rsp-40]\n"
     "    mov r10, [rsp-48]\n"
-    "    jmp qword ptr [rsp-56]\n"
+    /* Back to the caller with a ret rather than a jmp: the CPU's return stack still holds the
+     * caller's return address (the function's own ret took the trampoline's), and an indirect
+     * jmp would leave it there, so that every later return would mispredict. */
+    "    push qword ptr [rsp-56]\n"
+    "    ret\n"
     ".Lexit_ring_wait:\n"                       /* below the red zone the stub uses */
     "    lea rsp, [rsp-128]\n"
     "    call .Lring_wait\n"
@@ -541,7 +545,8 @@ __asm__(
     "    mov r15, [rbp-128]\n"
     "    lea rsp, [rbp+8]\n"
     "    mov rbp, [rsp-104]\n"
-    "    jmp qword ptr [rsp-24]\n"               /* the real return address */
+    "    push qword ptr [rsp-24]\n"             /* the real return address: see inject_blob_exit */
+    "    ret\n"
     ".Lxa_ring_wait:\n"
     "    mov rcx, r12\n"
     "    mov rax, r14\n"

@@ -95,6 +95,11 @@ bench/gen-record: bench/gen-record.c $(LIB_OBJS)
 	$(quiet) CC $<
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_OBJS) $(LDLIBS)
 
+# The inject engine's trampolines timed alone, inside one process (bench/tramp-bench.c).
+bench/tramp-bench: bench/tramp-bench.c $(LIB_OBJS)
+	$(quiet) CC $<
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_OBJS) $(LDLIBS)
+
 build/fuzz/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(quiet) FUZZCC $<
@@ -112,10 +117,10 @@ fuzz-build: $(FUZZ_BINS)
 fuzz: fuzz-build
 	bash tests/fuzz/run.sh --seconds $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
-check: all unit fuzz-build bench/gen-record
+check: all unit fuzz-build bench/gen-record bench/tramp-bench
 	$(CHECK_CALLTRACE) UNIT_DIR=$(CURDIR)/$(TEST_BUILD)/unit bash tests/run.sh $(TESTS)
 
-bench: calltrace
+bench: calltrace bench/tramp-bench
 	bash bench/bench.sh
 
 install: calltrace
@@ -128,7 +133,7 @@ format:
 		$(FUZZ_SRCS) tests/fuzz/fuzz.h
 
 clean:
-	rm -rf build tests/build calltrace examples/demo bench/gen-record
+	rm -rf build tests/build calltrace examples/demo bench/gen-record bench/tramp-bench
 
 .PHONY: all check unit bench install format clean fuzz fuzz-build
 -include $(OBJS:.o=.d) $(FUZZ_OBJS:.o=.d)

@@ -76,14 +76,13 @@ static void usage(FILE *f)
           "      --max-call-dirs N  call folders per function (default 1000, 0: no limit)\n"
           "      --no-follow    trace only PROGRAM's own process: its children run free of\n"
           "                     every breakpoint (threads are always traced)\n"
-          "      --engine=E     ptrace (the default): a breakpoint stop per call, traces\n"
-          "                     everything; inject: records inside the program through\n"
-          "                     patched entries, ~1000x faster (-p, -A/-R and -l\n"
-          "                     too); forked children until they exec, and\n"
-          "                     programs it cannot handle yet (static, swapcontext)\n"
-          "                     fall back to ptrace, and functions it cannot patch to\n"
-          "                     breakpoints (-v)\n"
-          "      --buffer-size N  with --engine=inject: each thread's ring, in bytes (K, M\n"
+          "      --engine=E     inject (the default): records inside the program through\n"
+          "                     patched entries, tens of ns a call; forked children until\n"
+          "                     they exec, programs it cannot handle (static, swapcontext)\n"
+          "                     and functions it cannot patch get the ptrace engine's\n"
+          "                     breakpoints (-v says which); ptrace: a breakpoint stop\n"
+          "                     per entry and return (~25 us a call) for everything\n"
+          "      --buffer-size N  inject engine: each thread's ring, in bytes (K, M\n"
           "                     suffixes; default 8M); a thread with a full ring waits for\n"
           "                     calltrace, at most 200 ms, then drops calls and says so\n"
           "  -q, --quiet        do not print the closing summary line\n"
@@ -219,7 +218,7 @@ static int parse_engine(const char *arg, bool *inject)
 static int check_engine_options(const struct record_cli *cli)
 {
     if (cli->opts.buffer_size && !cli->opts.inject) {
-        err_hint("add --engine=inject", "--buffer-size: only applies with --engine=inject");
+        err_hint("leave out --engine=ptrace", "--buffer-size: only applies to the inject engine");
         return -1;
     }
     return 0;

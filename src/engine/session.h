@@ -70,7 +70,7 @@ struct record_options {
     const char *libs[FUNC_FILTER_MAX]; /* -l: globs on shared objects' names */
     size_t nlibs;
     struct capture_options capture; /* -A, -R, --string-max, --capture */
-    bool inject;        /* --engine=inject */
+    bool inject;        /* the inject engine (the default), else --engine=ptrace */
     size_t buffer_size; /* --buffer-size: bytes per thread's ring, 0: the default */
 };
 

@@ -39,7 +39,7 @@ int captures_place(struct session *s, struct process *p, pid_t via, uint64_t cod
     uint64_t at = buf ? scratch_alloc(p, via, code, total, total) : 0;
     if (!at) {
         free(buf);
-        err_msg("--engine=inject: process %d: no room for the tables of -A/-R; values are not "
+        err_msg("inject engine: process %d: no room for the tables of -A/-R; values are not "
                 "recorded",
                 (int)p->pid);
         return -1;

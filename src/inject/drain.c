@@ -262,7 +262,7 @@ static void drain_slot(struct session *s, struct inject_space *sp, int slot, str
         return;
     if (head < tail || head - tail > sp->ring_size || (head - tail) % EVENT_SIZE) {
         if (!sp->corrupt_reported)
-            err_msg("--engine=inject: process %d: thread %d's ring is corrupt; its calls are "
+            err_msg("inject engine: process %d: thread %d's ring is corrupt; its calls are "
                     "no longer recorded",
                     (int)sp->pid, (int)t->tid);
         sp->corrupt_reported = true;

@@ -29,7 +29,7 @@ static uint64_t code_region(struct process *p, pid_t via, struct inject_space *s
     size_t len = BLOB_ROOM + nfuncs * FUNC_CODE_SIZE;
     uint64_t code = scratch_alloc(p, via, image->segments[0].vaddr + bias, len, len);
     if (!code) {
-        err_msg("--engine=inject: process %d: no room for code near %s; its functions get "
+        err_msg("inject engine: process %d: no room for code near %s; its functions get "
                 "breakpoints",
                 (int)p->pid, image->path);
         return 0;
@@ -45,7 +45,7 @@ static uint64_t code_region(struct process *p, pid_t via, struct inject_space *s
 static void note_blob(struct inject_space *sp, uint64_t code, uint32_t first_func, uint32_t end)
 {
     if (end > first_func && space_add_blob(sp, code, first_func, end) < 0)
-        err_msg("--engine=inject: out of memory");
+        err_msg("inject engine: out of memory");
 }
 
 long inject_trace_library(struct session *s, struct process *p, pid_t via,

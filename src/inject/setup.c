@@ -93,7 +93,7 @@ long inject_trace_image(struct session *s, struct process *p, pid_t via,
     }
     const char *why = inject_image_unsupported(image->path);
     if (why) {
-        err_msg("--engine=inject: %s: %s; it is traced by the ptrace engine", image->path, why);
+        err_msg("inject engine: %s: %s; it is traced by the ptrace engine", image->path, why);
         return -1;
     }
     if (!image->nsegments)
@@ -101,7 +101,7 @@ long inject_trace_image(struct session *s, struct process *p, pid_t via,
     size_t len = BLOB_ROOM + patch_code_size(image);
     uint64_t code = scratch_alloc(p, via, image->segments[0].vaddr + bias, len, len);
     if (!code) {
-        err_msg("--engine=inject: process %d: no room for code near %s; it is traced by the "
+        err_msg("inject engine: process %d: no room for code near %s; it is traced by the "
                 "ptrace engine",
                 (int)p->pid, image->path);
         return -1;

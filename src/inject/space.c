@@ -83,7 +83,7 @@ struct inject_space *space_new(struct process *p, pid_t via, uint64_t path_addr,
     sp->mem_fd = p->mem_fd;
     return sp;
 fail:
-    err_msg("--engine=inject: process %d: %s: %s", (int)p->pid, what, strerror(errno));
+    err_msg("inject engine: process %d: %s: %s", (int)p->pid, what, strerror(errno));
     if (sp->local != MAP_FAILED)
         munmap(sp->local, sp->size);
     if (sp->memfd >= 0)

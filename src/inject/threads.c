@@ -70,7 +70,7 @@ static void note_children(struct session *s, pid_t child)
     if (s->inject->children_noted)
         return;
     s->inject->children_noted = true;
-    err_msg("--engine=inject: forked processes are traced by the ptrace engine (process %d), "
+    err_msg("inject engine: forked processes are traced by the ptrace engine (process %d), "
             "until they exec",
             (int)child);
 }
@@ -89,7 +89,7 @@ static void fork_child_to_ptrace(struct session *s, struct thread *t, struct inj
                                 c->shadow_len - SHADOW_HEADER);
     inject_fork_copy_free(c);
     if (rc < 0) {
-        err_msg("--engine=inject: process %d: cannot take calltrace out of it: %s", (int)p->pid,
+        err_msg("inject engine: process %d: cannot take calltrace out of it: %s", (int)p->pid,
                 strerror(errno));
         return;
     }
@@ -117,7 +117,7 @@ void inject_thread_start(struct session *s, struct thread *t)
     }
     if (addr_map_get(&s->inject->shared_tls, (uint64_t)t->tid)) {
         addr_map_del(&s->inject->shared_tls, (uint64_t)t->tid);
-        err_msg("--engine=inject: thread %d was created without a thread control block of its "
+        err_msg("inject engine: thread %d was created without a thread control block of its "
                 "own (clone without CLONE_SETTLS): its calls may be mixed up with its creator's; "
                 "use --engine=ptrace",
                 (int)t->tid);
@@ -131,7 +131,7 @@ void inject_bind_slot(struct session *s, struct inject_space *sp, struct thread 
 {
     space_slot_own(sp, slot, t->proc, via);
     if (slot < 0)
-        err_msg("--engine=inject: more than %d threads at once: thread %d runs untraced",
+        err_msg("inject engine: more than %d threads at once: thread %d runs untraced",
                 REGION_SLOTS, (int)t->tid);
     uint64_t ctl = slot < 0 ? 1 : space_ctl_remote(sp, slot);
     if (mem_write(t->proc->mem_fd, fs_base + INJECT_TCB_SLOT, &ctl, sizeof(ctl)) < 0) {
@@ -177,7 +177,7 @@ static void copy_for_fork(struct session *s, struct inject_space *sp, int slot, 
     struct inject_patch *patches = calloc(sp->npatches ? sp->npatches : 1, sizeof(*patches));
     struct blob_copy *libs = calloc(sp->nlib_blobs ? sp->nlib_blobs : 1, sizeof(*libs));
     if (!c || !patches || !libs || addr_map_put(&s->inject->forks, (uint64_t)child, c) < 0) {
-        err_msg("--engine=inject: process %d: out of memory", (int)child);
+        err_msg("inject engine: process %d: out of memory", (int)child);
         free(c);
         free(patches);
         free(libs);
@@ -215,7 +215,7 @@ bool inject_on_fork(struct session *s, struct thread *parent, pid_t child, bool 
         return false;
     }
     if (!is_vfork) {
-        err_msg("--engine=inject: process %d shares the memory of process %d (clone with "
+        err_msg("inject engine: process %d shares the memory of process %d (clone with "
                 "CLONE_VM): its calls may be recorded as its parent's; use --engine=ptrace",
                 (int)child, (int)parent->proc->pid);
         return true;
@@ -291,7 +291,7 @@ void inject_release_child(struct session *s, struct process *p, pid_t tid)
     if (!c)
         return;
     if (detach_child_region(p, tid, c) < 0)
-        err_msg("--engine=inject: process %d: cannot take calltrace out of it: %s", (int)p->pid,
+        err_msg("inject engine: process %d: cannot take calltrace out of it: %s", (int)p->pid,
                 strerror(errno));
     addr_map_del(&s->inject->forks, (uint64_t)p->pid);
     inject_fork_copy_free(c);

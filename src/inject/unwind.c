@@ -144,7 +144,7 @@ static void swap_entries(struct process *p, const struct exit_set *hooks,
 {
     struct slot_swap *swaps = malloc((depth ? depth : 1) * sizeof(*swaps));
     if (!swaps) {
-        err_msg("--engine=inject: out of memory");
+        err_msg("inject engine: out of memory");
         return;
     }
     size_t n = 0;

@@ -8,8 +8,9 @@
 #   CT_TIMEOUT    seconds allowed for one traced run (default 60)
 #   CT_KEEP=1     keep the temporary directory of the test (path is printed)
 #   CALLTRACE_ENGINE=inject|ptrace  the engine ct_run and ct_start_bg ask for (default: none
-#                 given, calltrace's default); a test of what an engine cannot do yet calls
-#                 `engine_unsupported REASON`, which skips it (exit 77) under that engine
+#                 given, calltrace's default, the inject engine); a test of what an engine
+#                 cannot do calls `engine_unsupported ENGINE REASON`, which skips it (exit 77)
+#                 under that engine
 #
 # After `ct_run PROG ARGS...`:  CT_RC CT_OUT CT_ERR CT_DIR CT_TRACE
 # After `plain_run PROG ARGS...`: PL_RC PL_OUT PL_ERR
@@ -34,6 +35,8 @@ CHECKER=$TESTS_DIR/lib/check_trace.py
 CT_COMM=calltrace
 [ -n "${CALLTRACE_REAL:-}" ] && CT_COMM=memcheck-amd64-
 CT_TIMEOUT=${CT_TIMEOUT:-60}
+# The engine the traced runs use: the one asked for, else calltrace's default.
+CT_ENGINE=${CALLTRACE_ENGINE:-inject}
 RUN_STDIN=${RUN_STDIN:-/dev/null}
 TEST_NAME=$(basename "$0" .sh)
 CTX=""          # prefix of failure messages, e.g. "[fib -O2]"
@@ -81,17 +84,17 @@ note() { printf '%s%s\n' "${CTX:+$CTX }" "$*"; }
 engine_unsupported() {
     local engine=$1
     shift
-    if [ "${CALLTRACE_ENGINE:-}" = "$engine" ]; then
-        echo "SKIP under --engine=$engine: $*"
+    if [ "$CT_ENGINE" = "$engine" ]; then
+        echo "SKIP under the $engine engine: $*"
         exit 77
     fi
 }
 
-# inject_engaged: under CALLTRACE_ENGINE=inject, the last run really used the inject engine:
-# no refusal, and neither the program nor a library was handed to the ptrace engine instead
-# (each says so on stderr).
+# inject_engaged: under the inject engine, the last run really used it: no refusal, and
+# neither the program nor a library was handed to the ptrace engine instead (each says so on
+# stderr).
 inject_engaged() {
-    [ "${CALLTRACE_ENGINE:-}" = inject ] || return 0
+    [ "$CT_ENGINE" = inject ] || return 0
     local said='it is traced by the ptrace engine|not supported yet|its functions get breakpoints'
     if grep -qE "$said" "$CT_ERR"; then
         fail "--engine=inject was not used: $(grep -E "$said" "$CT_ERR" | head -3)"

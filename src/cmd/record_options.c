@@ -85,7 +85,8 @@ static void usage(FILE *f)
           "      --buffer-size N  inject engine: each thread's ring, in bytes (K, M\n"
           "                     suffixes; default 8M); a thread with a full ring waits for\n"
           "                     calltrace, at most 200 ms, then drops calls and says so\n"
-          "  -q, --quiet        do not print the closing summary line\n"
+          "  -q, --quiet        do not print the closing summary line, nor the notes of\n"
+          "                     what the inject engine hands to the ptrace engine\n"
           "  -z, --compress     write trace.json.gz (gzip) instead of trace.json\n"
           "  --open             then serve the trace and open it in Perfetto, as `view` does;\n"
           "                     with --open, the options of `view` below apply\n"
@@ -318,7 +319,7 @@ int record_parse_args(int argc, char **argv, struct record_cli *cli)
                 return -1;
             break;
         case 'q':
-            cli->quiet = true;
+            cli->quiet = cli->opts.quiet = true;
             break;
         case OPT_NO_FOLLOW:
             cli->opts.follow_forks = false;

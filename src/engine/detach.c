@@ -207,6 +207,9 @@ int engine_detach(struct session *s)
     }
     if (s->inject && inject_detach(s) < 0)
         rc = -1;
+    /* The calls still open end now: after every event the rings held, which the threads wrote
+     * while they were being stopped (after the stop that set s->now). */
+    s->now = clock_ticks(s->clock);
     ADDR_MAP_FOREACH(&s->processes, slot)
     {
         struct process *p = slot->value;

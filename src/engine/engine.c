@@ -194,8 +194,10 @@ int engine_loop(struct session *s)
 
 void engine_finish(struct session *s)
 {
-    if (s->inject)
+    if (s->inject) {
         inject_drain(s, true);
+        s->now = clock_ticks(s->clock); /* after the events just drained: see engine_detach */
+    }
     for (;;) {
         struct process *p = NULL;
         ADDR_MAP_FOREACH(&s->processes, slot)

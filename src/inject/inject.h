@@ -149,6 +149,11 @@ void inject_on_library(struct session *s, struct process *p, pid_t tid, const ch
 /* A BP_HOOK breakpoint at addr was hit by t: true when it was one of inject_on_library's. */
 bool inject_on_hook(struct session *s, struct thread *t, uint64_t addr);
 
+/* What goes to the ptrace engine instead (everything is still traced, only slower): said on
+ * stderr, but not with -q (then only with -v). */
+void inject_note(const struct session *s, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
 /* Calls the trampolines could not record (ring or shadow stack full, signal handlers inside a
  * trampoline, a vfork child's). */
 uint64_t inject_dropped_calls(const struct session *s);

@@ -23,15 +23,17 @@
 
 /* A code region near the image for nfuncs functions, with its copy of the blob first
  * (BLOB_ROOM); 0 when there is none (said). */
-static uint64_t code_region(struct process *p, pid_t via, struct inject_space *sp,
-                            const struct elf_image *image, uint64_t bias, size_t nfuncs)
+static uint64_t code_region(const struct session *s, struct process *p, pid_t via,
+                            struct inject_space *sp, const struct elf_image *image, uint64_t bias,
+                            size_t nfuncs)
 {
     size_t len = BLOB_ROOM + nfuncs * FUNC_CODE_SIZE;
     uint64_t code = scratch_alloc(p, via, image->segments[0].vaddr + bias, len, len);
     if (!code) {
-        err_msg("inject engine: process %d: no room for code near %s; its functions get "
-                "breakpoints",
-                (int)p->pid, image->path);
+        inject_note(s,
+                    "inject engine: process %d: no room for code near %s; its functions get "
+                    "breakpoints",
+                    (int)p->pid, image->path);
         return 0;
     }
     if (inject_write_blob(p, code, sp) < 0) {
@@ -54,7 +56,7 @@ long inject_trace_library(struct session *s, struct process *p, pid_t via,
     struct inject_space *sp = addr_map_get(&s->inject->spaces, (uint64_t)p->pid);
     if (!sp || !image->nsegments)
         return -1; /* a process the ptrace engine traces: breakpoints */
-    uint64_t code = code_region(p, via, sp, image, bias, image->nfuncs);
+    uint64_t code = code_region(s, p, via, sp, image, bias, image->nfuncs);
     if (!code)
         return -1;
     uint32_t first_func = s->next_func_id;
@@ -111,7 +113,7 @@ long inject_trace_ifuncs(struct session *s, struct process *p, pid_t via, uint32
                 impls[i].name);
     }
     long traced = 0;
-    uint64_t code = npicks ? code_region(p, via, sp, &view, bias, npicks) : 0;
+    uint64_t code = npicks ? code_region(s, p, via, sp, &view, bias, npicks) : 0;
     if (code) {
         struct patch_target target = {.p = p,
                                       .via = via,

@@ -1,6 +1,8 @@
 /* The inject engine's life: its per-process state, and a process's set-up at exec: code
  * region, shared region, patches. */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
@@ -61,6 +63,19 @@ void inject_engine_free(struct inject_engine *e)
 
 /* An exec replaced the image: what calltrace knew of the old one goes (its events were drained
  * before the exec stop was handled). */
+void inject_note(const struct session *s, const char *fmt, ...)
+{
+    char text[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof(text), fmt, ap);
+    va_end(ap);
+    if (!s->opts->quiet)
+        err_msg("%s", text);
+    else
+        dbg(DBG_ENGINE, 1, "%s", text);
+}
+
 static void forget_space(struct inject_engine *e, pid_t pid)
 {
     struct inject_space *old = addr_map_get(&e->spaces, (uint64_t)pid);
@@ -93,7 +108,8 @@ long inject_trace_image(struct session *s, struct process *p, pid_t via,
     }
     const char *why = inject_image_unsupported(image->path);
     if (why) {
-        err_msg("inject engine: %s: %s; it is traced by the ptrace engine", image->path, why);
+        inject_note(s, "inject engine: %s: %s; it is traced by the ptrace engine", image->path,
+                    why);
         return -1;
     }
     if (!image->nsegments)
@@ -101,9 +117,10 @@ long inject_trace_image(struct session *s, struct process *p, pid_t via,
     size_t len = BLOB_ROOM + patch_code_size(image);
     uint64_t code = scratch_alloc(p, via, image->segments[0].vaddr + bias, len, len);
     if (!code) {
-        err_msg("inject engine: process %d: no room for code near %s; it is traced by the "
-                "ptrace engine",
-                (int)p->pid, image->path);
+        inject_note(s,
+                    "inject engine: process %d: no room for code near %s; it is traced by the "
+                    "ptrace engine",
+                    (int)p->pid, image->path);
         return -1;
     }
     struct inject_space *sp = space_new(p, via, code + BLOB_ROOM - 64, e->ring_size);

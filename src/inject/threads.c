@@ -70,9 +70,10 @@ static void note_children(struct session *s, pid_t child)
     if (s->inject->children_noted)
         return;
     s->inject->children_noted = true;
-    err_msg("inject engine: forked processes are traced by the ptrace engine (process %d), "
-            "until they exec",
-            (int)child);
+    inject_note(s,
+                "inject engine: forked processes are traced by the ptrace engine (process %d), "
+                "until they exec",
+                (int)child);
 }
 
 /* A forked child, at its first stop: its copy of the patches and rings goes, and the ptrace

@@ -3,6 +3,8 @@
  *   faults busy CTR PIDFILE       write the pid, then call level1 -> level2 -> work forever;
  *                                 CTR (8 bytes, mmap'ed) holds the number of work calls: the
  *                                 progress markers the tests count before sending a signal
+ *   faults paced CTR PIDFILE US   like busy, each level1 call US microseconds apart (untraced
+ *                                 waiting): a rate that does not depend on the tracer
  *   faults park CTR PIDFILE N     N work calls, then main -> hold -> park, which stores N + 1
  *                                 in CTR and waits in pause() for ever: killed mid-call
  *   faults count N                N work calls, then the counts
@@ -25,6 +27,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static unsigned long n_work, n_level1, n_level2, n_hold, n_park, n_thread_main;
@@ -197,6 +200,19 @@ int main(int argc, char **argv)
         write_pid(argv[3]);
         for (;;)
             level1();
+    }
+    if (!strcmp(mode, "paced") && argc == 5) {
+        map_progress(argv[2]);
+        write_pid(argv[3]);
+        long us = strtol(argv[4], NULL, 10);
+        for (;;) {
+            struct timespec t0, t;
+            clock_gettime(CLOCK_MONOTONIC, &t0);
+            level1();
+            do
+                clock_gettime(CLOCK_MONOTONIC, &t);
+            while ((t.tv_sec - t0.tv_sec) * 1000000 + (t.tv_nsec - t0.tv_nsec) / 1000 < us);
+        }
     }
     if (!strcmp(mode, "park") && argc == 5) {
         map_progress(argv[2]);

@@ -25,7 +25,7 @@ start_bg() {   # start_bg MODE: calltrace in the background, sets BG, PID, CTR
     exec 3<>"$T/in"
     local extra=()
     [ "$1" = busy ] && extra=("$CTR")
-    timeout -k 5 "$CT_TIMEOUT" "$CALLTRACE" -o "$CT_DIR" -- "$BIN" "$PIDFILE" "$1" "${extra[@]}" \
+    timeout -k 5 "$CT_TIMEOUT" "$CALLTRACE" "${CT_ENGINE_OPT[@]}" -o "$CT_DIR" -- "$BIN" "$PIDFILE" "$1" "${extra[@]}" \
         <"$T/in" >"$CT_OUT" 2>"$CT_ERR" &
     BG=$!
     wait_until 20 "the traced program to write its pid file" test -s "$PIDFILE"

@@ -29,7 +29,7 @@ for opt in O0 O2; do
     cat "$T/big" | "$BIN" | cat >"$pl_out"
     _next_files
     CT_OUT=$_OUT CT_ERR=$_ERR CT_DIR=$T/run.$_RUN_SEQ CT_TRACE=$T/run.$_RUN_SEQ/trace.json
-    cat "$T/big" | timeout -k 5 "$CT_TIMEOUT" "$CALLTRACE" -o "$CT_DIR" -- "$BIN" 2>"$CT_ERR" | cat >"$CT_OUT"
+    cat "$T/big" | timeout -k 5 "$CT_TIMEOUT" "$CALLTRACE" "${CT_ENGINE_OPT[@]}" -o "$CT_DIR" -- "$BIN" 2>"$CT_ERR" | cat >"$CT_OUT"
     CT_RC=${PIPESTATUS[1]}
     expect_rc 0
     expect_trace

@@ -28,7 +28,7 @@ for run in 1 2 3 4; do
     n=$((1000 + RANDOM % 20000))
     CTX="[busy run $run, kill after $n markers]"
     rm -f "$T/ctr" "$T/pid"
-    ct_start_bg "$BIN" busy "$T/ctr" "$T/pid"
+    ct_start_bg "$BIN" busy "$T/ctr" "$T/pid" 75
     wait_until 60 "$n progress markers" progress_ge "$T/ctr" "$n"
     BG_PROG=$(cat "$T/pid")
     kill -KILL "$BG_PROG"

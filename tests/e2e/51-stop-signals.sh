@@ -2,7 +2,9 @@
 # Fault: calltrace gets SIGINT, SIGTERM or SIGHUP at a pseudo-random moment (after a random
 # number of the program's progress markers). It must end the program, exit with 128+N, and
 # leave a complete, valid trace. Half the runs signal calltrace alone, half the whole process
-# group as a terminal would (then the program gets the signal too).
+# group as a terminal would (then the program gets the signal too). The program calls at a
+# pace of its own (a chain of calls every 75 us), so that the trace stays small under the inject
+# engine too.
 source "$(dirname "$0")/../lib/testlib.sh"
 require_calltrace
 build faults O2
@@ -21,11 +23,11 @@ for sig in INT TERM HUP; do
             # A process group of its own, as a shell job would have.
             _next_files
             CT_DIR=$T/run.$_RUN_SEQ CT_TRACE=$T/run.$_RUN_SEQ/trace.json CT_OUT=$_OUT CT_ERR=$_ERR
-            setsid "$CALLTRACE" -o "$CT_DIR" -- "$BIN" busy "$T/ctr" "$T/pid" \
+            setsid "$CALLTRACE" "${CT_ENGINE_OPT[@]}" -o "$CT_DIR" -- "$BIN" busy "$T/ctr" "$T/pid" 75 \
                 </dev/null >"$CT_OUT" 2>"$CT_ERR" &
             BG=$!
         else
-            ct_start_bg "$BIN" busy "$T/ctr" "$T/pid"
+            ct_start_bg "$BIN" busy "$T/ctr" "$T/pid" 75
         fi
         wait_until 60 "$n progress markers" progress_ge "$T/ctr" "$n"
         BG_PROG=$(cat "$T/pid")

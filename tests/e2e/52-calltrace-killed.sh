@@ -16,7 +16,7 @@ for run in 1 2 3 4; do
     n=$((600 + RANDOM % 2000))
     CTX="[run $run, SIGKILL after $n markers]"
     rm -f "$T/ctr" "$T/pid"
-    ct_start_bg "$BIN" paced "$T/ctr" "$T/pid" 75
+    ct_start_bg "$BIN" busy "$T/ctr" "$T/pid" 75
     wait_until 60 "$n progress markers" progress_ge "$T/ctr" "$n"
     BG_PROG=$(cat "$T/pid")
     kill -KILL "$BG"

@@ -21,7 +21,7 @@ plain_run "$BIN" count 20000
 _next_files
 CT_DIR=$MNT/run CT_TRACE=$MNT/run/trace.json CT_OUT=$_OUT CT_ERR=$_ERR
 start=$(now_ms)
-timeout -k 5 "$CT_TIMEOUT" "$CALLTRACE" -o "$CT_DIR" -- "$BIN" count 20000 \
+timeout -k 5 "$CT_TIMEOUT" "$CALLTRACE" "${CT_ENGINE_OPT[@]}" -o "$CT_DIR" -- "$BIN" count 20000 \
     </dev/null >"$CT_OUT" 2>"$CT_ERR"
 CT_RC=$?
 took=$(($(now_ms) - start))

@@ -23,7 +23,7 @@ exec 3<>"$T/in"
 CTX="[unwritable run directory]"
 _next_files
 CT_DIR=$W/run CT_TRACE=$W/run/trace.json CT_OUT=$_OUT CT_ERR=$_ERR
-"${as_user[@]}" "$CALLTRACE" -o "$CT_DIR" -- "$BIN" wait 300 "$W/ctr" <"$T/in" >"$CT_OUT" 2>"$CT_ERR" &
+"${as_user[@]}" "$CALLTRACE" "${CT_ENGINE_OPT[@]}" -o "$CT_DIR" -- "$BIN" wait 300 "$W/ctr" <"$T/in" >"$CT_OUT" 2>"$CT_ERR" &
 BG=$!
 wait_until 30 "the program to make its first 300 calls" progress_ge "$W/ctr" 300
 chmod 0555 "$CT_DIR" || fail "chmod 0555 $CT_DIR"

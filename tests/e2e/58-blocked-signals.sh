@@ -17,7 +17,7 @@ for sig in INT TERM; do
     rm -f "$T/ctr" "$T/pid"
     _next_files
     CT_DIR=$T/run.$_RUN_SEQ CT_TRACE=$T/run.$_RUN_SEQ/trace.json CT_OUT=$_OUT CT_ERR=$_ERR
-    setsid "$CALLTRACE" -o "$CT_DIR" -- "$BIN" blocked-busy "$T/ctr" "$T/pid" \
+    setsid "$CALLTRACE" "${CT_ENGINE_OPT[@]}" -o "$CT_DIR" -- "$BIN" blocked-busy "$T/ctr" "$T/pid" 75 \
         </dev/null >"$CT_OUT" 2>"$CT_ERR" &
     BG=$!
     wait_until 60 "$n progress markers" progress_ge "$T/ctr" "$n"

@@ -49,7 +49,7 @@ expect_rc 0
 CTX="[c++ names, newest run]"
 build argcxx O0
 mkdir "$T/here" && cd "$T/here" || fail "cd"
-timeout 60 "$CALLTRACE" -q -A -R "$BIN" >/dev/null 2>"$T/err" || fail "$(cat "$T/err")"
+timeout 60 "$CALLTRACE" "${CT_ENGINE_OPT[@]}" -q -A -R "$BIN" >/dev/null 2>"$T/err" || fail "$(cat "$T/err")"
 ct_raw calls --json
 expect_rc 0
 python3 -c '

@@ -80,7 +80,7 @@ PROG=$!
 exec 3>"$T/ctl"
 wait_until 10 "the program to start" grep -q ready "$T/prog.out"
 recording() { [ "$(stat -c %s "$1" 2>/dev/null || echo 0)" -gt 8192 ]; }
-"$CALLTRACE" -q -p "$PROG" -l 'libplugin*' -F 'plugin_*' -o "$T/attached" 2>"$T/ct.err" &
+"$CALLTRACE" "${CT_ENGINE_OPT[@]}" -q -p "$PROG" -l 'libplugin*' -F 'plugin_*' -o "$T/attached" 2>"$T/ct.err" &
 ct=$!
 wait_until 10 "calls to be recorded" recording "$T/attached/events.ctr"
 kill -INT "$ct"

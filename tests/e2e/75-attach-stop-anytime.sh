@@ -30,7 +30,7 @@ for i in $(seq 1 "$CYCLES"); do
     CTX="[SIG${sigs[k]} after ${delay_ms} ms, cycle $i]"
     # a background job of a script starts with SIGINT ignored: give calltrace the default, as a
     # terminal would, or a SIGINT before calltrace installs its handler would be lost
-    env --default-signal=INT "$CALLTRACE" -q -p "$PROG" -o "$T/run$i" 2>"$T/ct$i.err" &
+    env --default-signal=INT "$CALLTRACE" "${CT_ENGINE_OPT[@]}" -q -p "$PROG" -o "$T/run$i" 2>"$T/ct$i.err" &
     ct=$!
     # until env has run, the job still ignores SIGINT: one sent then would be lost (calltrace
     # would trace on, never told to stop), not early

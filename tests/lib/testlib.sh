@@ -35,8 +35,11 @@ CHECKER=$TESTS_DIR/lib/check_trace.py
 CT_COMM=calltrace
 [ -n "${CALLTRACE_REAL:-}" ] && CT_COMM=memcheck-amd64-
 CT_TIMEOUT=${CT_TIMEOUT:-60}
-# The engine the traced runs use: the one asked for, else calltrace's default.
+# The engine the traced runs use: the one asked for, else calltrace's default; and the option
+# that asks for it, for the tests that run calltrace themselves ("$CALLTRACE" "${CT_ENGINE_OPT[@]}").
 CT_ENGINE=${CALLTRACE_ENGINE:-inject}
+CT_ENGINE_OPT=()
+[ -n "${CALLTRACE_ENGINE:-}" ] && CT_ENGINE_OPT=("--engine=$CALLTRACE_ENGINE")
 RUN_STDIN=${RUN_STDIN:-/dev/null}
 TEST_NAME=$(basename "$0" .sh)
 CTX=""          # prefix of failure messages, e.g. "[fib -O2]"

@@ -1,10 +1,11 @@
 /* Fault tests (tests/e2e/5x-*.sh): a program the tests kill, starve or stress.
  *
- *   faults busy CTR PIDFILE       write the pid, then call level1 -> level2 -> work forever;
+ *   faults busy CTR PIDFILE [US]  write the pid, then call level1 -> level2 -> work forever;
  *                                 CTR (8 bytes, mmap'ed) holds the number of work calls: the
- *                                 progress markers the tests count before sending a signal
- *   faults paced CTR PIDFILE US   like busy, each level1 call US microseconds apart (untraced
- *                                 waiting): a rate that does not depend on the tracer
+ *                                 progress markers the tests count before sending a signal.
+ *                                 With US, each level1 call starts US microseconds after the
+ *                                 one before (waiting untraced): a pace that does not depend on
+ *                                 the tracer, and traces of a size a test can read
  *   faults park CTR PIDFILE N     N work calls, then main -> hold -> park, which stores N + 1
  *                                 in CTR and waits in pause() for ever: killed mid-call
  *   faults count N                N work calls, then the counts
@@ -14,7 +15,7 @@
  *   faults forks N K              N children alive at once, K work calls each
  *   faults threads N K            N threads alive at once, K work calls each
  *   faults blocked N              block every signal, then N work calls and the counts
- *   faults blocked-busy CTR PIDFILE   block every signal, then like busy
+ *   faults blocked-busy CTR PIDFILE [US]   block every signal, then like busy
  *
  * Every mode but the endless ones prints "count NAME N" lines (see common.h). */
 #include "common.h"
@@ -193,18 +194,12 @@ int main(int argc, char **argv)
 {
     progress = &dummy_progress;
     const char *mode = argc > 1 ? argv[1] : "";
-    if ((!strcmp(mode, "busy") || !strcmp(mode, "blocked-busy")) && argc == 4) {
+    if ((!strcmp(mode, "busy") || !strcmp(mode, "blocked-busy")) && (argc == 4 || argc == 5)) {
         if (!strcmp(mode, "blocked-busy"))
             block_all();
         map_progress(argv[2]);
         write_pid(argv[3]);
-        for (;;)
-            level1();
-    }
-    if (!strcmp(mode, "paced") && argc == 5) {
-        map_progress(argv[2]);
-        write_pid(argv[3]);
-        long us = strtol(argv[4], NULL, 10);
+        long us = argc == 5 ? strtol(argv[4], NULL, 10) : 0;
         for (;;) {
             struct timespec t0, t;
             clock_gettime(CLOCK_MONOTONIC, &t0);

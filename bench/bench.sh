@@ -3,7 +3,8 @@
 #
 # Builds bench/fib.c and bench/leaf.c (-O2 -g) into a temporary directory and,
 # in one run, times each workload untraced and under every tracer that is
-# installed, all pinned to CPU 0 with taskset (tracer and tracee share it).
+# installed, all pinned to CPU 0 with taskset (tracer and tracee share it),
+# and again with the tracer on CPU 1 and the program on CPU 0 ("2cpu").
 # Then it times the startup and teardown of each tracer on a generated
 # program with 10,000 functions whose main() returns at once.
 #
@@ -20,18 +21,20 @@
 # `uftrace report`; the ltrace count is checked with `ltrace -c` on a small run.
 # The cost includes the tracer's startup, which the long runs amortise.
 #
-# calltrace runs twice: with its default engine (ptrace, "calltrace") and with
-# --engine=inject ("ct inject", which records inside the program). With two CPUs or more,
-# "ct inject 2cpu" runs calltrace on CPU 1 and the program on CPU 0 (through bench/pin_cpu.c,
-# whose main() is one more traced call): the program no longer waits while calltrace drains
-# its rings on its CPU.
+# calltrace runs with its default engine (inject, "calltrace": it records inside the program)
+# and with --engine=ptrace ("ct ptrace", a breakpoint stop per entry and return). With two
+# CPUs or more, "ct 2cpu" runs calltrace on CPU 1 and the program on CPU 0 (through
+# bench/pin_cpu.c, whose main() is one more traced call): the program no longer waits while
+# calltrace drains its rings on its CPU; "uftrace 2cpu" does the same for uftrace, whose
+# recorder then runs on CPU 1. If bench/tramp-bench is built (make bench), the inject
+# engine's trampolines are also timed alone, inside one process, with no consumer.
 # The wall time of calltrace includes writing trace.json at the end, which uftrace record and
 # ltrace do not do: each calltrace run is then exported again (`calltrace export`, timed
 # apart, "export s"), and "rec us/call" is the cost per call without it.
 #
 # Each traced run takes 1-10 s with the default sizes, so each tracer gets its
-# own N and M (ltrace costs ~100 us a call, calltrace ~25 us, uftrace ~0.2 us,
-# calltrace --engine=inject ~0.03 us).
+# own N and M (ltrace costs ~100 us a call, calltrace --engine=ptrace ~25 us,
+# uftrace ~0.2 us, calltrace ~0.03 us).
 # Every size is an environment variable; see --help.
 #
 # A tracer that is not installed (or ./calltrace not built yet) is shown as N/A;
@@ -54,10 +57,10 @@ usage: bench/bench.sh [--quick] [--repeat N] [--no-startup] [-h]
 Environment (defaults in brackets):
   CALLTRACE        calltrace binary [$ROOT/calltrace]
   CC               C compiler [cc]
-  FIB_N, LEAF_M    sizes for calltrace and their untraced baselines [23, 100000]
+  FIB_N, LEAF_M    sizes for calltrace (its default engine) [32, 7000000]
+  PTRACE_FIB_N, PTRACE_LEAF_M     sizes for calltrace --engine=ptrace [23, 100000]
   LTRACE_FIB_N, LTRACE_LEAF_M     sizes for ltrace [20, 20000]
   UFTRACE_FIB_N, UFTRACE_LEAF_M   sizes for uftrace [32, 7000000]
-  INJECT_FIB_N, INJECT_LEAF_M     sizes for calltrace --engine=inject [32, 7000000]
   STARTUP_FUNCS    functions in the startup program [10000]
   NO_HYPERFINE=1   time with the shell clock even if hyperfine is installed
   KEEP_TMP=1       keep the temporary directory
@@ -84,19 +87,19 @@ while [ $# -gt 0 ]; do
 done
 
 if [ "$QUICK" = 1 ]; then
-    : "${REPEAT:=1}" "${FIB_N:=20}" "${LEAF_M:=25000}" "${LTRACE_FIB_N:=17}" \
+    : "${REPEAT:=1}" "${FIB_N:=28}" "${LEAF_M:=2000000}" "${LTRACE_FIB_N:=17}" \
         "${LTRACE_LEAF_M:=5000}" "${UFTRACE_FIB_N:=28}" "${UFTRACE_LEAF_M:=2000000}" \
-        "${INJECT_FIB_N:=28}" "${INJECT_LEAF_M:=2000000}" "${STARTUP_FUNCS:=2000}"
+        "${PTRACE_FIB_N:=20}" "${PTRACE_LEAF_M:=25000}" "${STARTUP_FUNCS:=2000}"
 fi
-: "${REPEAT:=3}" "${FIB_N:=23}" "${LEAF_M:=100000}" "${LTRACE_FIB_N:=20}" \
+: "${REPEAT:=3}" "${FIB_N:=32}" "${LEAF_M:=7000000}" "${LTRACE_FIB_N:=20}" \
     "${LTRACE_LEAF_M:=20000}" "${UFTRACE_FIB_N:=32}" "${UFTRACE_LEAF_M:=7000000}" \
-    "${INJECT_FIB_N:=32}" "${INJECT_LEAF_M:=7000000}" "${STARTUP_FUNCS:=10000}"
+    "${PTRACE_FIB_N:=23}" "${PTRACE_LEAF_M:=100000}" "${STARTUP_FUNCS:=10000}"
 CALLTRACE=${CALLTRACE:-$ROOT/calltrace}
 CC=${CC:-cc}
 CFLAGS=(-O2 -g)
 
 for v in REPEAT FIB_N LEAF_M LTRACE_FIB_N LTRACE_LEAF_M UFTRACE_FIB_N UFTRACE_LEAF_M \
-    INJECT_FIB_N INJECT_LEAF_M STARTUP_FUNCS; do
+    PTRACE_FIB_N PTRACE_LEAF_M STARTUP_FUNCS; do
     case ${!v} in
     '' | *[!0-9]* | 0) echo "bench.sh: $v must be a positive integer, not '${!v}'" >&2; exit 2 ;;
     esac
@@ -363,6 +366,19 @@ if [ -x "$CALLTRACE" ]; then
         show_err "calltrace check run (calltrace -q -o DIR fib 10)"
     fi
 fi
+# two_cpus: can the tracer go on CPU 1 and the program on CPU 0?
+two_cpus() { [ "${#PIN[@]}" -gt 0 ] && [ "$(nproc)" -ge 2 ] && taskset -c 1 true 2>/dev/null; }
+
+# on_cpu1 CMD...: CMD with the tracer pinned to CPU 1 instead of CPU 0 (the baselines, cached,
+# were measured on CPU 0).
+on_cpu1()
+{
+    local saved=("${PIN[@]}")
+    PIN=(taskset -c 1)
+    "$@"
+    PIN=("${saved[@]}")
+}
+
 if [ "$CT_OK" = 1 ] || [ ! -x "$CALLTRACE" ]; then
     note "bench.sh: calltrace fib $FIB_N, leaf $LEAF_M"
     bench_calltrace fib "$FIB_N" $(($(fib_calls "$FIB_N") + 1)) "fib main"
@@ -371,23 +387,19 @@ else
     add_row fib calltrace "$FIB_N" - FAIL - FAIL "check run failed"
     add_row leaf calltrace "$LEAF_M" - FAIL - FAIL "check run failed"
 fi
+if [ "$CT_OK" = 1 ] && two_cpus; then
+    note "bench.sh: the same, calltrace on CPU 1 and the program on CPU 0"
+    on_cpu1 bench_calltrace fib "$FIB_N" $(($(fib_calls "$FIB_N") + 2)) "fib main" \
+        "ct 2cpu" "" "$TMP/pin_cpu 0"
+    on_cpu1 bench_calltrace leaf "$LEAF_M" $((LEAF_M + 2)) "leaf main" \
+        "ct 2cpu" "" "$TMP/pin_cpu 0"
+fi
 if [ "$CT_OK" = 1 ]; then
-    note "bench.sh: calltrace --engine=inject fib $INJECT_FIB_N, leaf $INJECT_LEAF_M"
-    bench_calltrace fib "$INJECT_FIB_N" $(($(fib_calls "$INJECT_FIB_N") + 1)) "fib main" \
-        "ct inject" --engine=inject
-    bench_calltrace leaf "$INJECT_LEAF_M" $((INJECT_LEAF_M + 1)) "leaf main" \
-        "ct inject" --engine=inject
-    if [ "${#PIN[@]}" -gt 0 ] && [ "$(nproc)" -ge 2 ] && taskset -c 1 true 2>/dev/null; then
-        note "bench.sh: the same, calltrace on CPU 1 and the program on CPU 0"
-        SAVED_PIN=("${PIN[@]}")
-        PIN=(taskset -c 1)
-        # base_time and the in-program baselines are cached: measured on CPU 0 above
-        bench_calltrace fib "$INJECT_FIB_N" $(($(fib_calls "$INJECT_FIB_N") + 2)) "fib main" \
-            "ct inject 2cpu" --engine=inject "$TMP/pin_cpu 0"
-        bench_calltrace leaf "$INJECT_LEAF_M" $((INJECT_LEAF_M + 2)) "leaf main" \
-            "ct inject 2cpu" --engine=inject "$TMP/pin_cpu 0"
-        PIN=("${SAVED_PIN[@]}")
-    fi
+    note "bench.sh: calltrace --engine=ptrace fib $PTRACE_FIB_N, leaf $PTRACE_LEAF_M"
+    bench_calltrace fib "$PTRACE_FIB_N" $(($(fib_calls "$PTRACE_FIB_N") + 1)) "fib main" \
+        "ct ptrace" --engine=ptrace
+    bench_calltrace leaf "$PTRACE_LEAF_M" $((PTRACE_LEAF_M + 1)) "leaf main" \
+        "ct ptrace" --engine=ptrace
 fi
 
 ###########################################################################
@@ -463,11 +475,13 @@ uftrace_variant()
     return 1
 }
 
+# bench_uftrace WORKLOAD ARG CALLS CHECK_ARG CHECK_CALLS [SUFFIX WRAPPER...]
 bench_uftrace()
 {
-    local wl=$1 arg=$2 calls=$3 check_arg=$4 check_calls=$5 v bin n
+    local wl=$1 arg=$2 calls=$3 check_arg=$4 check_calls=$5 suffix=${6:-} v bin n
+    local wrap=("${@:7}")
     if ! have uftrace; then
-        add_row "$wl" uftrace "$arg" - N/A N/A N/A "not installed"
+        add_row "$wl" "uftrace$suffix" "$arg" - N/A N/A N/A "not installed"
         return
     fi
     if ! v=$(uftrace_variant "$wl" "$check_arg" "$check_calls"); then
@@ -483,9 +497,9 @@ bench_uftrace()
     base_time "$bin" "$arg" || return
     local base=$T
     if ! timeit "$TMP/uf-data" uftrace record --no-libcall "${opts[@]}" -d "$TMP/uf-data" \
-        "$bin" "$arg"; then
+        "${wrap[@]}" "$bin" "$arg"; then
         show_err "uftrace $wl $arg"
-        add_row "$wl" "uftrace ($v)" "$arg" "$calls" FAIL "$base" FAIL "see stderr"
+        add_row "$wl" "uftrace ($v)$suffix" "$arg" "$calls" FAIL "$base" FAIL "see stderr"
         return
     fi
     local wall=$T note=""
@@ -496,15 +510,32 @@ bench_uftrace()
     fi
     rm -rf "$TMP/uf-data"
     inproc_per_call "$calls" "$bin" "$arg" uftrace record --no-libcall "${opts[@]}" \
-        -d "$TMP/uf-data" "$bin" "$arg"
+        -d "$TMP/uf-data" "${wrap[@]}" "$bin" "$arg"
     rm -rf "$TMP/uf-data"
-    add_row "$wl" "uftrace ($v)" "$arg" "$calls" "$wall" "$base" \
+    add_row "$wl" "uftrace ($v)$suffix" "$arg" "$calls" "$wall" "$base" \
         "$(per_call "$wall" "$base" "$calls")" "$note"
 }
 
 note "bench.sh: uftrace fib $UFTRACE_FIB_N, leaf $UFTRACE_LEAF_M"
 bench_uftrace fib "$UFTRACE_FIB_N" $(($(fib_calls "$UFTRACE_FIB_N") + 1)) 10 "$(fib_calls 10)"
 bench_uftrace leaf "$UFTRACE_LEAF_M" $((UFTRACE_LEAF_M + 1)) 1000 1000
+if two_cpus; then
+    note "bench.sh: the same, uftrace on CPU 1 and the program on CPU 0"
+    on_cpu1 bench_uftrace fib "$UFTRACE_FIB_N" $(($(fib_calls "$UFTRACE_FIB_N") + 1)) 10 \
+        "$(fib_calls 10)" " 2cpu" "$TMP/pin_cpu" 0
+    on_cpu1 bench_uftrace leaf "$UFTRACE_LEAF_M" $((UFTRACE_LEAF_M + 1)) 1000 1000 " 2cpu" \
+        "$TMP/pin_cpu" 0
+fi
+
+###########################################################################
+# The inject engine's trampolines alone (bench/tramp-bench, built by make bench): no
+# calltrace, no consumer, the ring emptied between repetitions.
+
+TRAMP_BENCH=$SCRIPT_DIR/tramp-bench
+if [ -x "$TRAMP_BENCH" ]; then
+    note "bench.sh: the trampolines alone ($TRAMP_BENCH)"
+    "${PIN[@]}" "$TRAMP_BENCH" 20 200 1 >"$TMP/tramp.out" 2>&1 || show_err tramp-bench
+fi
 
 ###########################################################################
 # Table
@@ -536,7 +567,7 @@ rec_per_call()
     esac
 }
 
-echo "Cost per traced call (wall time, pinned to CPU 0; ct inject 2cpu: calltrace on CPU 1)"
+echo "Cost per traced call (wall time, pinned to CPU 0; 2cpu: the tracer on CPU 1)"
 printf '%-5s %-15s %9s %9s %9s %10s %10s %9s %11s %9s %11s  %s\n' \
     workload method arg calls "wall s" "untraced s" "us/call" "vs ctrace" "in-prog ns" \
     "export s" "rec us/call" note
@@ -554,6 +585,11 @@ echo "in-prog ns = (time of the calls measured inside the program, traced - untr
 echo "one run: what the program pays, without the tracer's start-up and its writing of the trace."
 echo "export s = calltrace export RUN (writing trace.json again from the record);"
 echo "rec us/call = (wall - export - untraced) / calls: calltrace's cost without writing trace.json."
+if [ -s "$TMP/tramp.out" ]; then
+    echo
+    echo "The inject engine's trampolines alone, in one process (bench/tramp-bench 20 200 1):"
+    cat "$TMP/tramp.out"
+fi
 
 ###########################################################################
 # Startup: a program with STARTUP_FUNCS functions whose main returns at once.
@@ -582,7 +618,7 @@ if [ ! -x "$CALLTRACE" ]; then
     SROWS+=("calltrace|N/A")
 else
     startup_row calltrace "$TMP/ct-many" "$CALLTRACE" -q -o "$TMP/ct-many" "$TMP/many"
-    startup_row "ct inject" "$TMP/ct-many" "$CALLTRACE" -q --engine=inject -o "$TMP/ct-many" \
+    startup_row "ct ptrace" "$TMP/ct-many" "$CALLTRACE" -q --engine=ptrace -o "$TMP/ct-many" \
         "$TMP/many"
 fi
 if have ltrace; then

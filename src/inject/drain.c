@@ -364,7 +364,7 @@ pid_t inject_wait(struct session *s, int *status)
         drain_all(s, tid > 0 && (WIFEXITED(*status) || WIFSIGNALED(*status)) ? tid : 0);
         if (tid != 0)
             return tid;
-        /* the record reaches the file every ~100 ms, as between ptrace stops: little is lost
+        /* the record reaches the file every ~10 ms, as between ptrace stops: little is lost
          * if calltrace is killed */
         recorder_tick(s->rec, clock_ticks(s->clock));
         if (*s->stop_signal && !s->killing) {

@@ -48,6 +48,8 @@ int recorder_open(struct recorder *rec, const char *path, const struct clock_cal
     put(rec, &header, sizeof(header));
     rec->last_anchor_ticks = clock->start.ticks;
     rec->anchor_interval_ticks = (uint64_t)(100e6 / clock->ns_per_tick);
+    rec->last_flush_ticks = clock->start.ticks;
+    rec->flush_interval_ticks = (uint64_t)(10e6 / clock->ns_per_tick);
     return outbuf_flush(&rec->out);
 }
 
@@ -231,12 +233,18 @@ void rec_process_end(struct recorder *rec, pid_t pid, int status, uint64_t ticks
 
 void recorder_tick(struct recorder *rec, uint64_t now_ticks)
 {
-    if (now_ticks - rec->last_anchor_ticks < rec->anchor_interval_ticks)
+    if (now_ticks - rec->last_flush_ticks < rec->flush_interval_ticks)
         return;
-    rec->last_anchor_ticks = now_ticks;
-    struct rec_clock r = {hdr(REC_CLOCK, sizeof(r), 0, 0), {0, 0}, clock_anchor_now(rec->clock)};
-    put(rec, &r, sizeof(r));
-    outbuf_flush(&rec->out);
+    rec->last_flush_ticks = now_ticks;
+    if (now_ticks - rec->last_anchor_ticks >= rec->anchor_interval_ticks) {
+        rec->last_anchor_ticks = now_ticks;
+        struct rec_clock r = {hdr(REC_CLOCK, sizeof(r), 0, 0), {0, 0},
+                              clock_anchor_now(rec->clock)};
+        put(rec, &r, sizeof(r));
+    }
+    close_calls(rec);
+    if (rec->out.len)
+        outbuf_flush(&rec->out);
 }
 
 int recorder_error(const struct recorder *rec)

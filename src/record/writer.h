@@ -18,6 +18,8 @@ struct recorder {
     const struct clock_calibration *clock;
     uint64_t last_anchor_ticks;
     uint64_t anchor_interval_ticks;
+    uint64_t last_flush_ticks;
+    uint64_t flush_interval_ticks;
     uint64_t calls;
     uint64_t threads;
     uint64_t processes;
@@ -116,7 +118,8 @@ static inline void rec_exit(struct recorder *rec, pid_t pid, pid_t tid, uint32_t
 void rec_frame_data(struct recorder *rec, pid_t tid, const void *record, size_t size);
 void rec_thread_end(struct recorder *rec, pid_t pid, pid_t tid, uint64_t ticks);
 void rec_process_end(struct recorder *rec, pid_t pid, int status, uint64_t ticks);
-/* Called now and then by the event loop: flushes and writes a clock anchor every ~100 ms. */
+/* Called now and then by the event loop: flushes every ~10 ms (a killed calltrace loses no
+ * more) and writes a clock anchor every ~100 ms. */
 void recorder_tick(struct recorder *rec, uint64_t now_ticks);
 /* The first write error (an errno), or 0. */
 int recorder_error(const struct recorder *rec);

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Fault: calltrace itself is SIGKILLed at a pseudo-random moment. The program must die with it
 # (PTRACE_O_EXITKILL), and `calltrace export RUN` must turn what was written of the binary
-# record into a valid trace: everything up to the last flush (every ~100 ms, or each 256 KiB
+# record into a valid trace: everything up to the last flush (every ~10 ms, or each 256 KiB
 # of record), marked incomplete. Under the inject engine, the events not drained from the rings
 # yet (at most a millisecond's) are lost too. The program calls at a pace of its own, one
 # level1 -> level2 -> work chain every 75 us, so that a time lost is a number of calls.
@@ -39,9 +39,10 @@ for run in 1 2 3 4; do
     grep -q "^calltrace: trace in $run_dir/trace.json: [0-9]* calls" "$CT_ERR" ||
         fail "export printed no closing line: $(head -c 500 "$CT_ERR")"
     works=$(query counts | sed -n 's/^work //p')
-    # At most ~100 ms of calls can be lost: 1,333 work calls at this pace, 1,820 allowed.
-    [ "${works:-0}" -ge $((at - 1820)) ] ||
-        fail "export recovered ${works:-0} work calls of $at: more than ~100 ms of calls lost"
+    # About 10 ms of calls can be lost (130 work calls at this pace); 1,000 allowed, for the
+    # signal's own delivery and a loaded machine.
+    [ "${works:-0}" -ge $((at - 1000)) ] ||
+        fail "export recovered ${works:-0} work calls of $at: more than ~75 ms of calls lost"
     [ "${works:-0}" -le "$at" ] || fail "export recovered ${works:-0} work calls, more than the $at made"
     note "killed after $at markers: record $size bytes, export recovered ${works:-0} work calls, $(query summary | sed -n 's/^calls //p') calls"
 done

@@ -60,7 +60,9 @@ int outbuf_open_gzip(struct outbuf *out, const char *path, size_t cap)
  * at all, and gigabytes of it should not push out what the machine had cached. The pages freed
  * are the next ones a write takes, while they are still warm: on these VMs a page the kernel
  * had not used for a while costs ~10 us at its first touch (the host hands it back), which
- * made writing a new file 0.25 GB/s rather than 2.5 GB/s. */
+ * made writing a new file 0.25 GB/s rather than 2.5 GB/s. Nothing waits for the disk: pages
+ * still being written are left for the next step to drop (the recorder writes while the
+ * program runs, and a slow disk must not stall it). */
 #define WRITEBACK_STEP (8u << 20)
 
 static void start_writeback(struct outbuf *out)
@@ -68,15 +70,10 @@ static void start_writeback(struct outbuf *out)
     if (out->written - out->flushed < WRITEBACK_STEP)
         return;
     /* not every file system or file supports these: fsync does the work then */
-    if (out->dropped < out->flushed) {
-        /* the step before, whose writeback started a step ago: done by now, or nearly */
-        off_t off = (off_t)out->dropped, len = (off_t)(out->flushed - out->dropped);
-        (void)sync_file_range(out->fd, off, len,
-                              SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
-                                  SYNC_FILE_RANGE_WAIT_AFTER);
-        (void)posix_fadvise(out->fd, off, len, POSIX_FADV_DONTNEED);
-        out->dropped = out->flushed;
-    }
+    if (out->dropped < out->flushed)
+        (void)posix_fadvise(out->fd, (off_t)out->dropped, (off_t)(out->flushed - out->dropped),
+                            POSIX_FADV_DONTNEED);
+    out->dropped = out->flushed > WRITEBACK_STEP ? out->flushed - WRITEBACK_STEP : 0;
     (void)sync_file_range(out->fd, (off_t)out->flushed, (off_t)(out->written - out->flushed),
                           SYNC_FILE_RANGE_WRITE);
     out->flushed = out->written;

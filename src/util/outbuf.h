@@ -19,7 +19,7 @@ struct outbuf {
     char *data;
     uint64_t written; /* bytes handed to the kernel */
     uint64_t flushed; /* bytes whose writeback to the disk was started */
-    uint64_t dropped; /* bytes on the disk, no longer in the page cache */
+    uint64_t dropped; /* where the pages to drop from the page cache start */
 };
 
 int outbuf_open(struct outbuf *out, const char *path, size_t cap);

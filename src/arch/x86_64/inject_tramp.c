@@ -204,11 +204,22 @@ __asm__(
     "    mov rbx, rcx\n"
     "    cmp byte ptr [rbx+" STR(CTL_GAVE_UP) "], 0\n"
     "    jne .Lwait_drop\n"
-    "    sub rsp, 24\n"                          /* timespec, then the tries left */
+    "    sub rsp, 32\n"                          /* timespec, the tries left, the tail */
     "    mov qword ptr [rsp], 0\n"
     "    mov qword ptr [rsp+8], " STR(RING_WAIT_NS) "\n"
+    "    mov rax, [rbx+" STR(CTL_TAIL) "]\n"
+    "    mov [rsp+24], rax\n"
     "    mov qword ptr [rsp+16], " STR(RING_WAIT_TRIES) "\n"
     ".Lwait_loop:\n"
+    /* a tail that moved: calltrace is alive and draining, however slowly (a sanitizer, a
+     * loaded machine): the tries start again, only a calltrace that drains nothing for
+     * RING_WAIT_TRIES waits is given up on */
+    "    mov rax, [rbx+" STR(CTL_TAIL) "]\n"
+    "    cmp rax, [rsp+24]\n"
+    "    je .Lwait_count\n"
+    "    mov [rsp+24], rax\n"
+    "    mov qword ptr [rsp+16], " STR(RING_WAIT_TRIES) "\n"
+    ".Lwait_count:\n"
     "    dec qword ptr [rsp+16]\n"
     "    js .Lwait_give_up\n"
     "    mov eax, 62\n"                          /* kill(calltrace, SIGCHLD): it drains */
@@ -232,12 +243,12 @@ __asm__(
     "    cmp rax, [rbx+" STR(CTL_LIMIT) "]\n"
     "    ja .Lwait_loop\n"
     ".Lwait_room:\n"
-    "    add rsp, 24\n"
+    "    add rsp, 32\n"
     "    xor eax, eax\n"
     "    jmp .Lwait_out\n"
     ".Lwait_give_up:\n"
     "    mov byte ptr [rbx+" STR(CTL_GAVE_UP) "], 1\n"
-    "    add rsp, 24\n"
+    "    add rsp, 32\n"
     ".Lwait_drop:\n"
     "    mov eax, 1\n"
     ".Lwait_out:\n"

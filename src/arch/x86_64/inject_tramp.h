@@ -107,9 +107,10 @@ struct inject_event {
 #define SHADOW_ENTRY_SIZE 32
 
 /* One traced function's code in the region: stub, descriptor, relocated instructions. */
-/* A full ring: the thread wakes calltrace and waits for room, up to WAIT_TRIES futex waits of
- * WAIT_NS on the ring's tail; then it gives up and drops until calltrace drains again (it may
- * be gone: the program must never hang on it). */
+/* A full ring: the thread wakes calltrace and waits for room, futex waits of WAIT_NS on the
+ * ring's tail; after WAIT_TRIES of them in a row with the tail not moving, it gives up and
+ * drops until calltrace drains again (it may be gone or stopped: the program must never hang
+ * on it). */
 #define RING_WAIT_NS 1000000
 #define RING_WAIT_TRIES 200
 

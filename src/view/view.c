@@ -291,8 +291,13 @@ static int serve(struct view_ctx *v)
         rc = wait_loop(v, sigfd);
         http_server_stop(&v->server);
     }
-    /* The same stop may come twice (timeout(1) signals the process, then its group): what is
-     * still pending must not kill calltrace once the mask is restored. */
+    /* The same stop may come twice (timeout(1) signals the process, then its group), the
+     * second one after the first was read: neither what is pending nor what comes later may
+     * kill calltrace once the mask is restored. Serving is over, calltrace only exits now. */
+    struct sigaction ign = {.sa_handler = SIG_IGN};
+    sigaction(SIGINT, &ign, NULL);
+    sigaction(SIGTERM, &ign, NULL);
+    sigaction(SIGHUP, &ign, NULL);
     struct signalfd_siginfo si;
     while (read(sigfd, &si, sizeof(si)) > 0)
         ;

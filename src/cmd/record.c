@@ -218,8 +218,8 @@ static void print_summary(const char *run, const struct trace_json_stats *stats,
     if (dropped)
         fprintf(stderr,
                 "calltrace: %llu calls were not recorded (a thread's ring stayed full, its "
-                "shadow stack was full, or a vfork child made them); --buffer-size makes rings "
-                "larger\n",
+                "shadow stack was full, a vfork child made them, or a signal handler left a "
+                "trampoline with longjmp); --buffer-size makes rings larger\n",
                 (unsigned long long)dropped);
     if (lost_returns)
         fprintf(stderr,

@@ -16,6 +16,7 @@
 #include "probe/memory.h"
 #include "probe/remote_syscall.h"
 #include "util/log.h"
+#include "util/proc_stat.h"
 
 /* No PTRACE_O_EXITKILL: the program must outlive calltrace. */
 #define ATTACH_OPTIONS                                                                             \
@@ -51,23 +52,6 @@ static void comm_of(pid_t pid, char *out, size_t len)
         snprintf(out, len, "?");
 }
 
-/* State letter and flags from /proc/PID/stat; -1 when there is no such process. */
-static int read_stat(pid_t pid, char *state, unsigned long *flags)
-{
-    char path[64], buf[1024];
-    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return -1;
-    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    const char *p = strrchr(buf, ')'); /* the command name may hold spaces and parentheses */
-    if (!p || sscanf(p + 1, " %c %*d %*d %*d %*d %*d %lu", state, flags) != 2)
-        return -1;
-    return 0;
-}
-
 static int check_target(pid_t pid)
 {
     char state, tracer[32], comm[64];
@@ -80,7 +64,7 @@ static int check_target(pid_t pid)
         err_msg("-p %d: that is calltrace's parent, which waits for calltrace", (int)pid);
         return -1;
     }
-    if (read_stat(pid, &state, &flags) < 0) {
+    if (proc_stat_read(pid, 0, &state, &flags) < 0) {
         err_hint("check the number with ps or pgrep", "-p %d: no such process", (int)pid);
         return -1;
     }
@@ -173,7 +157,7 @@ static int seize_new_threads(struct session *s, struct process *p)
             int seize_errno = errno;
             char state;
             unsigned long flags;
-            if (read_stat(tid, &state, &flags) < 0)
+            if (proc_stat_read(tid, 0, &state, &flags) < 0)
                 continue; /* it exited meanwhile */
             if (seize_errno == EPERM && traced_by_us(tid)) {
                 /* created since the first pass: already ours through PTRACE_O_TRACECLONE,

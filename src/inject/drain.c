@@ -17,6 +17,7 @@
 #include "inject/inject.h"
 #include "inject/space.h"
 #include "util/log.h"
+#include "util/proc_stat.h"
 
 /* How long calltrace sleeps when the rings are empty and no thread stopped. A ring holds
  * ring_size / 64 calls (131072 by default, a few milliseconds of calls at full speed). */
@@ -124,7 +125,7 @@ static void order_ticks(struct session *s, uint64_t *last, struct inject_event *
 
 /* An event reserved but never committed: its writer was interrupted by a signal handler that
  * is still running (it commits once the handler returns), or left for good (the handler
- * longjmp'd out, the thread died). After this long, or at the end, it is given up. */
+ * longjmp'd out, the thread died). After this long running, or at the end, it is given up. */
 #define STUCK_NS 200000000
 
 enum event_state { EVENT_READY, EVENT_PENDING, EVENT_LOST };
@@ -287,7 +288,9 @@ static void drain_slot(struct session *s, struct inject_space *sp, int slot, str
         enum event_state state = read_event(ctl, ring, sp->ring_size, tail, head, &ev, data, &size);
         if (state == EVENT_PENDING && !final) {
             uint64_t now = clock_ticks(s->clock);
-            if (sp->slot_stuck_at[slot] != tail + 1) {
+            /* only the time the thread could run counts: a thread stopped in the middle of a
+             * trampoline (SIGSTOP, a ptrace stop) commits its event once it runs again */
+            if (sp->slot_stuck_at[slot] != tail + 1 || proc_task_stopped(sp->pid, t->tid)) {
                 sp->slot_stuck_at[slot] = tail + 1;
                 sp->slot_stuck_since[slot] = now;
             }

@@ -3,8 +3,12 @@
 # makes no progress) and SIGCONT must resume it; its SIGCONT handler runs
 # once; the program then finishes normally with the right output and trace.
 #   wait mode: the program is blocked reading its stdin (a fifo)
-#   busy mode: the program is busy calling traced functions; its progress
-#              counter (a shared 8-byte file) must not move while stopped.
+#   busy mode: the program is busy calling traced functions (a call every 20 us);
+#              its progress counter (a shared 8-byte file) must not move while stopped.
+#   burst: busy with calls back to back, stopped as soon as it runs: under the inject
+#              engine, most often in the middle of a trampoline, between reserving an
+#              event and committing it; held stopped longer than calltrace gives a
+#              running writer (200 ms), no event may be lost.
 source "$(dirname "$0")/../lib/testlib.sh"
 require_calltrace
 
@@ -17,14 +21,14 @@ is_running() { local s; s=$(proc_state "$PID"); [ -n "$s" ] && [ "$s" != T ] && 
 counter() { od -An -tu8 -N8 "$CTR" 2>/dev/null | tr -d ' '; }
 counter_gt() { local c; c=$(counter); [ -n "$c" ] && [ "$c" -gt "$1" ]; }
 
-start_bg() {   # start_bg MODE: calltrace in the background, sets BG, PID, CTR
+start_bg() {   # start_bg MODE [PACE_US]: calltrace in the background, sets BG, PID, CTR
     _next_files
     CT_OUT=$_OUT CT_ERR=$_ERR CT_DIR=$T/run.$_RUN_SEQ CT_TRACE=$T/run.$_RUN_SEQ/trace.json
     PIDFILE=$T/pid.$_RUN_SEQ CTR=$T/ctr.$_RUN_SEQ
     rm -f "$T/in"; mkfifo "$T/in" || fail "mkfifo failed"
     exec 3<>"$T/in"
     local extra=()
-    [ "$1" = busy ] && extra=("$CTR")
+    [ "$1" = busy ] && extra=("$CTR" ${2:+"$2"})
     timeout -k 5 "$CT_TIMEOUT" "$CALLTRACE" "${CT_ENGINE_OPT[@]}" -o "$CT_DIR" -- "$BIN" "$PIDFILE" "$1" "${extra[@]}" \
         <"$T/in" >"$CT_OUT" 2>"$CT_ERR" &
     BG=$!
@@ -74,7 +78,7 @@ for opt in O0 O2; do
     chk check-unfinished
 
     CTX="[jobctl busy -$opt]"
-    start_bg busy
+    start_bg busy 20
     wait_until 10 "the program's progress counter to move" counter_gt 0
     stop_and_verify
     c1=$(counter)
@@ -90,4 +94,19 @@ for opt in O0 O2; do
     chk check-counts -f "$CT_OUT"
     chk check-parent on_cont work main
     chk check-unfinished
+done
+
+build jobctl O0
+for round in 1 2 3; do
+    CTX="[jobctl burst, round $round]"
+    start_bg busy
+    stop_and_verify
+    kill -CONT "$PID"
+    kill -USR1 "$PID"
+    finish_bg
+    expect_rc 0
+    grep -qx 'busy done' "$CT_OUT" || fail "program output lacks 'busy done': $(cat "$CT_OUT")"
+    grep -q 'not recorded' "$CT_ERR" && fail "calls were lost: $(grep 'not recorded' "$CT_ERR")"
+    chk check-nesting
+    chk check-counts -f "$CT_OUT"
 done

@@ -1,8 +1,9 @@
 /* Job control: the test script sends SIGSTOP then SIGCONT while this runs.
  *   jobctl PIDFILE wait       write pid, then block reading one line on stdin
- *   jobctl PIDFILE busy CTR   write pid, then call work() in a loop, storing
- *                             the number of calls in the 8-byte file CTR
- *                             (mmap'ed), until SIGUSR1 arrives.
+ *   jobctl PIDFILE busy CTR [US]  write pid, then call work() in a loop (with US,
+ *                             one call every US microseconds), storing the number
+ *                             of calls in the 8-byte file CTR (mmap'ed), until
+ *                             SIGUSR1 arrives.
  * A SIGCONT handler counts how often it ran. */
 #include "common.h"
 #include <fcntl.h>
@@ -11,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 static unsigned long n_on_cont, n_work, n_write_pid;
@@ -41,7 +43,7 @@ TRACED void write_pid(const char *path)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: jobctl PIDFILE wait|busy [CTR]\n");
+        fprintf(stderr, "usage: jobctl PIDFILE wait|busy [CTR [US]]\n");
         return 2;
     }
     struct sigaction sa;
@@ -59,8 +61,18 @@ int main(int argc, char **argv)
         shared = mmap(NULL, 8, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
         if (shared == MAP_FAILED) { perror("mmap"); return 2; }
         write_pid(argv[1]);
-        while (!stop_flag)
+        /* with US, a call every US microseconds, untraced waiting between: under the inject
+         * engine back-to-back calls make a trace of gigabytes in a second */
+        long pace_ns = argc > 4 ? strtol(argv[4], NULL, 10) * 1000 : 0;
+        while (!stop_flag) {
+            struct timespec t0, t;
+            clock_gettime(CLOCK_MONOTONIC, &t0);
             work();
+            do
+                clock_gettime(CLOCK_MONOTONIC, &t);
+            while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < pace_ns &&
+                   !stop_flag);
+        }
         printf("busy done\n");
     } else {
         write_pid(argv[1]);

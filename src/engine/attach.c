@@ -210,21 +210,37 @@ static int wait_stopped(struct session *s, struct thread *t)
     return 0;
 }
 
+/* Seizes every thread of p and returns once all of them are stopped.
+ *
+ * A scan of /proc/PID/task that finds nothing new is not the end: a thread seized inside clone()
+ * finishes that clone before it stops, and whether the kernel attaches the new thread to us was
+ * decided when the clone began, before the seize. That thread is not ours, and it can show up in
+ * /proc only after the last scan (its creator held up inside the kernel, by load or by a page
+ * fault): it would run into the breakpoints untraced, and its first int3 would kill the program
+ * with SIGTRAP. No clone can be under way once every thread seen is stopped, so the scans start
+ * again after each round of waiting, until one finds nothing new with all threads stopped. */
 static int stop_all_threads(struct session *s, struct process *p)
 {
-    int added;
-    /* Threads may be created while we look: rescan until a pass finds none. */
-    while ((added = seize_new_threads(s, p)) > 0)
-        ;
-    if (added < 0)
-        return -1;
-    struct thread *list[4096];
-    size_t n = 0;
-    ADDR_MAP_FOREACH(&s->threads, slot)
-    if (((struct thread *)slot->value)->proc == p && n < 4096)
-        list[n++] = slot->value;
-    for (size_t i = 0; i < n; i++)
-        wait_stopped(s, list[i]);
+    for (;;) {
+        int added;
+        /* Threads may be created while we look: rescan until a pass finds none. */
+        while ((added = seize_new_threads(s, p)) > 0)
+            ;
+        if (added < 0)
+            return -1;
+        struct thread *list[4096];
+        size_t n = 0;
+        ADDR_MAP_FOREACH(&s->threads, slot)
+        {
+            struct thread *t = slot->value;
+            if (t->proc == p && !t->started && n < 4096)
+                list[n++] = t;
+        }
+        if (!n)
+            break; /* the scans just done ran with every thread stopped */
+        for (size_t i = 0; i < n; i++)
+            wait_stopped(s, list[i]);
+    }
     return p->nthreads ? 0 : -1;
 }
 

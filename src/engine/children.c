@@ -124,6 +124,12 @@ void engine_on_new_child(struct session *s, struct thread *parent, int event)
     pid_t tid = (pid_t)new_tid;
     /* Its first stop may already be parked; if not, it will come as PTRACE_EVENT_STOP. */
     struct thread *t = new_tid ? thread_find(s, tid) : NULL;
+    if (t && is_thread && t->proc == parent->proc) {
+        /* Taken over by engine_attach from /proc/PID/task before this event was handled: it is
+         * counted, recorded and was stopped once already. Only its creator goes on. */
+        engine_resume(parent, 0);
+        return;
+    }
     if (!t && new_tid)
         t = thread_new(s, NULL, tid);
     struct process *p = parent->proc;

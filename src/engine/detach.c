@@ -99,8 +99,15 @@ static bool hold(struct session *s, struct thread *t)
         if (got < 0 && errno == EINTR)
             continue;
         if (got < 0 || !WIFSTOPPED(status)) {
-            if (got == tid && thread_find(s, tid))
+            if (got == tid && thread_find(s, tid)) {
                 engine_handle_stop(s, tid, status); /* an exit: recorded as usual */
+            } else if (got < 0 && errno == ECHILD) {
+                /* Its end went to another waitpid (a remote system call's, when the program
+                 * died while calltrace attached): left here, it would be waited for forever. */
+                thread_close_frames(s, t, EXIT_UNFINISHED);
+                rec_thread_end(s->rec, t->proc->pid, tid, s->now);
+                thread_forget(s, t);
+            }
             return false;
         }
         int event = status >> 16;

@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# attachlib.sh -- helpers for the tests of `calltrace -p` (tests/e2e/28, 38, 39, 75), sourced
+# attachlib.sh -- helpers for the tests of `calltrace -p` (tests/e2e/28, 38, 39, 75, 76), sourced
 # after testlib.sh.
 #
 #   target_start BIN      start BIN in the background, its stdin a FIFO the test holds open

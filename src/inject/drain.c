@@ -192,50 +192,53 @@ static uint64_t known_region(const struct thread *t, uint64_t sp)
 /* Nearly every event is a call made below the open one on the same stack, or the return of the
  * open one: this loop does for them what on_event and the shadow-stack rules would, without
  * their generality (it is most of calltrace's work per traced call). It stops at the first
- * event it cannot take as simply (not committed yet, with data, a tail call, an unwound frame,
- * an unknown stack...), which drain_slot then gives to on_event; returns the position it
- * reached. Not used with -A/-R or the call filters. */
-static uint64_t drain_common(struct session *s, struct inject_space *sp, int slot,
-                             struct thread *t, const uint8_t *ring, uint64_t tail, uint64_t head)
+ * event it cannot take as simply (not committed yet, with data, a tail call, an unwound or
+ * inherited frame, an unknown stack...), which drain_slot then gives to on_event; returns the
+ * position it reached. Not used with -A/-R or the call filters. Few live values, so that they
+ * stay in registers: the events packed and the calls made are counted from positions and
+ * depths afterwards, not as it goes. */
+static __attribute__((noinline)) uint64_t drain_common(struct session *s, struct inject_space *sp,
+                                                       int slot, struct thread *t,
+                                                       const uint8_t *ring, uint64_t tail,
+                                                       uint64_t head)
 {
     struct rec_packer pk;
-    pid_t pid = t->proc->pid, tid = t->tid;
-    if (!rec_packer_begin(s->rec, pid, tid, sp->slot_last[slot], &pk))
+    if (!rec_packer_begin(s->rec, t->proc->pid, t->tid, sp->slot_last[slot], &pk))
         return tail;
-    /* Locals, not fields: the compiler would load each again after every byte packed. */
-    const struct exit_set exits = space_exit_set(sp);
     const uint64_t mask = sp->ring_size - 1, step = tick_step(s);
-    const uint32_t first_func = sp->first_func, end_func = sp->end_func;
+    /* the executable's exits compared here, those of the libraries' copies of the blob (-l)
+     * only when there are some */
+    const uint64_t exit = sp->blob_exit, exit_args = sp->blob_exit_args;
+    const struct exit_set exits = space_exit_set(sp);
+    const uint32_t first_func = sp->first_func, nfuncs = sp->end_func - sp->first_func;
     struct frame *frames = t->stack.frames;
-    size_t depth = t->stack.depth, cap = t->stack.cap;
-    uint64_t last = sp->slot_last[slot];
-    for (; tail != head; tail += EVENT_SIZE) {
-        const uint8_t *at = ring + (tail & mask);
+    const size_t cap = t->stack.cap, depth0 = t->stack.depth;
+    size_t depth = depth0;
+    uint64_t start = tail, last = pk.last_ticks;
+    uint8_t *at = pk.at;
+    for (; tail != head && at <= pk.limit; tail += EVENT_SIZE) {
+        const uint8_t *e = ring + (tail & mask);
         /* the ring was written up to a millisecond ago: out of L1, often of L2 */
         __builtin_prefetch(ring + ((tail + DRAIN_PREFETCH) & mask));
-        const uint32_t *stamp = (const uint32_t *)(at + 28), want = (uint32_t)(tail / EVENT_SIZE) + 1;
+        const uint32_t *stamp = (const uint32_t *)(e + 28), want = (uint32_t)(tail / EVENT_SIZE) + 1;
         if (__atomic_load_n(stamp, __ATOMIC_ACQUIRE) != want)
             break;
         struct inject_event ev;
-        memcpy(&ev, at, sizeof(ev));
+        memcpy(&ev, e, sizeof(ev));
         __atomic_thread_fence(__ATOMIC_ACQUIRE);
         uint32_t func = ev.func & INJECT_EVENT_FUNC;
         if (__atomic_load_n(stamp, __ATOMIC_RELAXED) != want || (ev.func & INJECT_EVENT_DATA) ||
-            func < first_func || func >= end_func || exit_set_has(&exits, ev.ret))
+            func - first_func >= nfuncs || ev.ret == exit || ev.ret == exit_args ||
+            (exits.nlibs && exit_set_has(&exits, ev.ret)))
             break;
-        if (rec_packer_full(&pk)) {
-            rec_packer_end(s->rec, &pk);
-            if (!rec_packer_begin(s->rec, pid, tid, last, &pk))
-                break;
-        }
         uint64_t ticks = last && ev.tsc < last + step ? last + step : ev.tsc;
         struct frame *top = depth ? &frames[depth - 1] : NULL;
         if (ev.func & INJECT_EVENT_EXIT) {
-            if (!top || top->entry_sp != ev.slot || top->ret_addr != ev.ret ||
+            if (!top || top->entry_sp != ev.slot || top->ret_addr != ev.ret || top->inherited ||
                 (depth > 1 && top[-1].entry_sp == ev.slot && top[-1].ret_addr == ev.ret))
                 break; /* not the open call, or the end of a chain of tail calls */
             depth--;
-            rec_packer_add(&pk, REC_EXIT, top->inherited ? EXIT_INHERITED : 0, top->func, ticks);
+            at += call_pack_event(at, REC_EXIT, 0, top->func, ticks, last);
         } else {
             uint64_t region = known_region(t, ev.slot);
             if (!region || depth == cap ||
@@ -246,12 +249,18 @@ static uint64_t drain_common(struct session *s, struct inject_space *sp, int slo
                                              .region = region,
                                              .ticks = ticks,
                                              .func = func};
-            rec_packer_add(&pk, REC_ENTER, 0, func, ticks);
+            at += call_pack_event(at, REC_ENTER, 0, func, ticks, last);
         }
         last = ticks;
         if (((tail + EVENT_SIZE) / EVENT_SIZE) % TAIL_PUBLISH_EVENTS == 0)
             publish_tail(space_ctl(sp, slot), tail + EVENT_SIZE);
     }
+    /* every event taken was packed: entries - exits = depth - depth0 */
+    uint64_t events = (tail - start) / EVENT_SIZE;
+    pk.at = at;
+    pk.last_ticks = last;
+    pk.count = (uint32_t)events;
+    pk.calls = (events - (depth - depth0)) / 2;
     rec_packer_end(s->rec, &pk);
     t->stack.depth = depth;
     sp->slot_last[slot] = last;

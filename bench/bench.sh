@@ -236,11 +236,21 @@ add_row()
     EXPORT=-
 }
 
-# inproc_per_call CALLS BIN ARG CMD...: one more run of CMD with BENCH_INPROC=1, where the
-# program prints the time its calls took, measured inside it; sets INPROC to (traced -
-# untraced) / CALLS in ns. It leaves out the tracer's start-up and end (writing trace.json).
+# inproc_per_call CALLS BIN ARG CMD...: REPEAT more runs of CMD with BENCH_INPROC=1, where
+# the program prints the time its calls took, measured inside it; sets INPROC to (the median
+# traced - the median untraced) / CALLS in ns. It leaves out the tracer's start-up and end
+# (writing trace.json).
 declare -A INBASE=()
-inproc_ns() { BENCH_INPROC=1 "${PIN[@]}" "$@" 2>&1 >/dev/null </dev/null | awk '/^inproc_ns / { v = $2 } END { print v }'; }
+inproc_one() { BENCH_INPROC=1 "${PIN[@]}" "$@" 2>&1 >/dev/null </dev/null | awk '/^inproc_ns / { v = $2 } END { print v }'; }
+inproc_ns()
+{
+    local i v=()
+    for ((i = 0; i < REPEAT; i++)); do
+        rm -rf "$TMP/ct-run" "$TMP/uf-data"
+        v+=("$(inproc_one "$@")")
+    done
+    printf '%s\n' "${v[@]}" | grep . | sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'
+}
 inproc_per_call()
 {
     local calls=$1 bin=$2 arg=$3 t
@@ -534,7 +544,7 @@ fi
 TRAMP_BENCH=$SCRIPT_DIR/tramp-bench
 if [ -x "$TRAMP_BENCH" ]; then
     note "bench.sh: the trampolines alone ($TRAMP_BENCH)"
-    "${PIN[@]}" "$TRAMP_BENCH" 20 200 1 >"$TMP/tramp.out" 2>&1 || show_err tramp-bench
+    "${PIN[@]}" "$TRAMP_BENCH" 18 500 1 >"$TMP/tramp.out" 2>&1 || show_err tramp-bench
 fi
 
 ###########################################################################
@@ -582,12 +592,13 @@ echo "calls: functions of the executable entered (fib N: 2*fib(N+1)-1 calls of f
     "+1 for main except under ltrace -x fib; leaf M: M calls of leaf, +1 for main likewise)."
 echo "us/call = (wall - untraced) / calls; 'vs ctrace' = us/call divided by calltrace's."
 echo "in-prog ns = (time of the calls measured inside the program, traced - untraced) / calls,"
-echo "one run: what the program pays, without the tracer's start-up and its writing of the trace."
+echo "medians of $REPEAT runs: what the program pays, without the tracer's start-up and its"
+echo "writing of the trace."
 echo "export s = calltrace export RUN (writing trace.json again from the record);"
 echo "rec us/call = (wall - export - untraced) / calls: calltrace's cost without writing trace.json."
 if [ -s "$TMP/tramp.out" ]; then
     echo
-    echo "The inject engine's trampolines alone, in one process (bench/tramp-bench 20 200 1):"
+    echo "The inject engine's trampolines alone, in one process (bench/tramp-bench 18 500 1: fib 18, best of 500, a 1 MiB ring):"
     cat "$TMP/tramp.out"
 fi
 

@@ -13,7 +13,7 @@ head -c 20000 /dev/urandom | base64 >"$T/www/page.txt"
 /usr/bin/python3 -u -m http.server 0 --bind 127.0.0.1 --directory "$T/www" >"$T/server.out" 2>"$T/server.err" &
 SERVER=$!
 PROG=$SERVER PROG_LOG=$T/server.err
-trap 'kill $SERVER $CLIENT 2>/dev/null; _cleanup' EXIT
+trap 'kill $SERVER $CLIENT 2>/dev/null; _attach_cleanup' EXIT
 port_known() { grep -q 'port [0-9]' "$T/server.out"; }
 wait_until 20 "http.server to listen" port_known
 PORT=$(sed -n 's/.*port \([0-9]*\).*/\1/p' "$T/server.out" | head -1)

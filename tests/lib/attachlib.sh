@@ -8,12 +8,22 @@
 #   target_finish LINE    send it a line and close its stdin (its cue to stop), wait for it;
 #                         fail unless it exits 0 and printed exactly LINE among its figures
 #   traced_by PID TRACER  true when PID's tracer is TRACER (0: not traced)
-#   recording RECORD      true once the binary record RECORD grew past its header, i.e. calls
-#                         are being recorded
+#   recording RECORD      true once the binary record RECORD holds a call, i.e. calls are being
+#                         recorded (tests/lib/record_has_calls.py)
 #   attach_cycle I SIG    cycle I: calltrace -q -p PROG -o $T/runI, once it records calls send
 #                         it SIG, then attach_checks; CT_TRACE is the cycle's trace
 #   attach_checks I       after calltrace of cycle I exited with CT_RC: it exited 0 and silent,
 #                         left the program untraced and alive, and its trace nests
+
+# A test that fails in the middle of a cycle leaves neither its calltrace nor its program
+# behind (a calltrace still attached would keep the program traced, and spinning, for ever).
+ATTACH_CT=""
+_attach_cleanup() {
+    [ -n "$ATTACH_CT" ] && kill -KILL "$ATTACH_CT" 2>/dev/null
+    [ -n "${PROG:-}" ] && kill -KILL "$PROG" 2>/dev/null
+    _cleanup
+}
+trap _attach_cleanup EXIT
 
 target_start() {
     mkfifo "$T/ctl" || fail "cannot create a FIFO in $T"
@@ -29,13 +39,14 @@ target_finish() {
     exec 3>&-
     wait "$PROG"
     local rc=$?
+    PROG=""
     [ "$rc" = 0 ] || fail "the program exited $rc after being traced: $(cat "$T/prog.out")"
     grep -qx "$1" "$T/prog.out" || fail "the program's own checks failed: $(cat "$T/prog.out")"
 }
 
 traced_by() { grep -q "^TracerPid:[[:space:]]*$2\$" "/proc/$1/status"; }
 
-recording() { [ "$(stat -c %s "$1" 2>/dev/null || echo 0)" -gt 4096 ]; }
+recording() { python3 "$TESTS_DIR/lib/record_has_calls.py" "$1"; }
 
 attach_checks() {
     local i=$1
@@ -53,10 +64,12 @@ attach_cycle() {
     local i=$1 sig=$2 ct
     "$CALLTRACE" "${CT_ENGINE_OPT[@]}" -q -p "$PROG" -o "$T/run$i" 2>"$T/ct$i.err" &
     ct=$!
+    ATTACH_CT=$ct
     wait_until 30 "calltrace to attach" traced_by "$PROG" "$ct"
     wait_until 30 "calls to be recorded" recording "$T/run$i/events.ctr"
     kill -"$sig" "$ct"
     wait "$ct"
     CT_RC=$?
+    ATTACH_CT=""
     attach_checks "$i"
 }

@@ -3,7 +3,8 @@
 # nested, nothing lost even with the smallest ring, which makes threads wait for calltrace), its
 # refusals and fallbacks said in one line, and a forked child, which the ptrace engine traces
 # once calltrace has taken its copy of the patches and rings out of it.
-# The rest of the suite runs under it with CALLTRACE_ENGINE=inject (tests/lib/testlib.sh).
+# It is the default: the rest of the suite runs under it too, and again under the ptrace engine
+# with CALLTRACE_ENGINE=ptrace (tests/lib/testlib.sh).
 source "$(dirname "$0")/../lib/testlib.sh"
 require_calltrace
 export CALLTRACE_ENGINE=inject
@@ -13,8 +14,17 @@ ct_raw --engine=bogus true
 one_stderr_line_error "--engine=bogus"
 ct_raw --engine=inject --buffer-size 12 true
 one_stderr_line_error "--buffer-size 12"
-ct_raw --buffer-size 1M true
-one_stderr_line_error "--buffer-size without --engine=inject"
+ct_raw --engine=ptrace --buffer-size 1M true
+one_stderr_line_error "--buffer-size with --engine=ptrace"
+
+CTX="[the default engine, --buffer-size]"
+build recursion O2
+plain_run "$BIN" 18
+CALLTRACE_ENGINE="" ct_run --buffer-size 64K -- "$BIN" 18
+expect_trace
+same_stdout
+chk check-counts -f "$CT_OUT"
+inject_engaged
 
 for opt in O0 O2; do
     CTX="[recursion -$opt, 64K ring]"

@@ -99,8 +99,16 @@ static bool in_vfork(struct session *s, const struct thread *t)
     return c && c->proc && c->proc->as == t->proc->as;
 }
 
+/* A leader that has passed its exit stop (pthread_exit, or the end of its process): it never
+ * stops again, and waitpid reports its end only once the other threads have ended. */
+static bool exited_leader(const struct thread *t)
+{
+    return t->exiting && t->tid == t->proc->pid;
+}
+
 /* Stops t for good, handling what it reports on the way. Returns false when it is gone, or when
- * it has just been resumed into a vfork (in_vfork: it is stopped later, see engine_detach). */
+ * it has just been resumed into a vfork (in_vfork: it is stopped later, see engine_detach) or
+ * into its end (exited_leader: see settle_leader). */
 static bool hold(struct session *s, struct thread *t)
 {
     pid_t tid = t->tid;
@@ -130,12 +138,29 @@ static bool hold(struct session *s, struct thread *t)
             return true;
         }
         /* clone, fork, exec: the engine records it (new threads stay stopped, see
-         * engine.c), then this one is stopped again */
+         * engine.c), then this one is stopped again; its exit stop: it goes on to its end */
         engine_handle_stop(s, tid, status);
-        if (!thread_find(s, tid) || in_vfork(s, t))
+        if (!thread_find(s, tid) || in_vfork(s, t) || exited_leader(t))
             return false;
         ptrace(PTRACE_INTERRUPT, tid, 0, 0);
     }
+}
+
+/* Leaders come last, once the other threads are held or gone: waitpid reports a leader's end
+ * only after theirs (the program may end during the detach, or have ended its main thread). */
+static void settle_leader(struct session *s, struct thread *t)
+{
+    if (!exited_leader(t) || t->proc->nthreads == 1) {
+        hold(s, t); /* alive, or the last thread: its end, its process's, is reported now */
+        return;
+    }
+    /* Exited while other threads live, held (pthread_exit): a zombie that waitpid would report
+     * only after they have all ended, which would be never, and that cannot be detached. It runs
+     * no code: it ends here, and the kernel lets it go when calltrace exits (the parent then
+     * sees the process end as usual). */
+    thread_close_frames(s, t, EXIT_UNFINISHED);
+    rec_thread_end(s->rec, t->proc->pid, t->tid, s->now);
+    thread_forget(s, t);
 }
 
 /* Step 1: until no thread is left running, threads born meanwhile included, but for the vfork
@@ -143,20 +168,29 @@ static bool hold(struct session *s, struct thread *t)
 static size_t stop_everyone(struct session *s, struct thread **list)
 {
     for (;;) {
-        pid_t pending[256];
-        size_t n = 0;
+        pid_t pending[256], leaders[256];
+        size_t n = 0, nleaders = 0;
         ADDR_MAP_FOREACH(&s->threads, slot)
         {
             struct thread *t = slot->value;
-            if (t->proc && !t->held && !t->pending_first && !in_vfork(s, t) && n < 256)
+            if (!t->proc || t->held || t->pending_first || in_vfork(s, t))
+                continue;
+            if (t->tid != t->proc->pid && n < 256)
                 pending[n++] = t->tid;
+            else if (t->tid == t->proc->pid && nleaders < 256)
+                leaders[nleaders++] = t->tid;
         }
-        if (!n)
+        if (!n && !nleaders)
             break;
         for (size_t i = 0; i < n; i++) {
             struct thread *t = thread_find(s, pending[i]);
             if (t && !t->held)
                 hold(s, t);
+        }
+        for (size_t i = 0; !n && i < nleaders; i++) { /* the other threads first */
+            struct thread *t = thread_find(s, leaders[i]);
+            if (t && !t->held)
+                settle_leader(s, t);
         }
     }
     size_t held = 0;

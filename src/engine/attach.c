@@ -18,9 +18,13 @@
 #include "util/log.h"
 #include "util/proc_stat.h"
 
-/* No PTRACE_O_EXITKILL: the program must outlive calltrace. */
+/* No PTRACE_O_EXITKILL: the program must outlive calltrace. PTRACE_O_TRACEEXIT: a thread that
+ * ends stops once more first, so calltrace knows of a main thread that called pthread_exit
+ * (after which it is a zombie that cannot be stopped, and that waitpid reports only once every
+ * other thread has ended: detach.c must not wait for it). */
 #define ATTACH_OPTIONS                                                                             \
-    (PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACEEXEC)
+    (PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACEEXEC |         \
+     PTRACE_O_TRACEEXIT)
 
 #define PF_KTHREAD 0x00200000u
 

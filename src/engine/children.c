@@ -163,6 +163,8 @@ void engine_on_new_child(struct session *s, struct thread *parent, int event)
         t->pending_first = false;
         engine_handle_stop(s, tid, t->pending_status);
     }
+    if (event == PTRACE_EVENT_VFORK) /* vfork, or clone with CLONE_VFORK (posix_spawn, system) */
+        parent->vfork_child = tid;
     engine_resume(parent, 0);
 }
 

@@ -6,6 +6,8 @@
  *   2. step each thread that sits in a scratch page until it is back in the program's code
  *   3. write back the byte under every breakpoint
  *   4. detach each thread, handing it the signal it was about to receive, if any
+ *   5. a vfork parent, which cannot stop while its child runs on its memory, is left out of
+ *      1-4; once its child has gone with the others it stops, and goes through 1, 2 and 4
  */
 #include <errno.h>
 #include <signal.h>
@@ -88,7 +90,25 @@ static void undo_trap(struct thread *t, int status)
     }
 }
 
-/* Stops t for good, handling what it reports on the way. Returns false when it is gone. */
+/* Is t a vfork parent whose child, still traced, runs on its memory (it has neither exec'd
+ * nor exited)? t then waits in the kernel, where no PTRACE_INTERRUPT stops it, until the child
+ * is done: waiting for t while the child is held stopped would be forever. */
+static bool in_vfork(struct session *s, const struct thread *t)
+{
+    const struct thread *c = t->vfork_child ? thread_find(s, t->vfork_child) : NULL;
+    return c && c->proc && c->proc->as == t->proc->as;
+}
+
+/* A leader that has passed its exit stop (pthread_exit, or the end of its process): it never
+ * stops again, and waitpid reports its end only once the other threads have ended. */
+static bool exited_leader(const struct thread *t)
+{
+    return t->exiting && t->tid == t->proc->pid;
+}
+
+/* Stops t for good, handling what it reports on the way. Returns false when it is gone, or when
+ * it has just been resumed into a vfork (in_vfork: it is stopped later, see engine_detach) or
+ * into its end (exited_leader: see settle_leader). */
 static bool hold(struct session *s, struct thread *t)
 {
     pid_t tid = t->tid;
@@ -118,33 +138,59 @@ static bool hold(struct session *s, struct thread *t)
             return true;
         }
         /* clone, fork, exec: the engine records it (new threads stay stopped, see
-         * engine.c), then this one is stopped again */
+         * engine.c), then this one is stopped again; its exit stop: it goes on to its end */
         engine_handle_stop(s, tid, status);
-        if (!thread_find(s, tid))
+        if (!thread_find(s, tid) || in_vfork(s, t) || exited_leader(t))
             return false;
         ptrace(PTRACE_INTERRUPT, tid, 0, 0);
     }
 }
 
-/* Step 1: until no thread is left running, threads born meanwhile included. Returns the
- * number of threads held, listed in list. */
+/* Leaders come last, once the other threads are held or gone: waitpid reports a leader's end
+ * only after theirs (the program may end during the detach, or have ended its main thread). */
+static void settle_leader(struct session *s, struct thread *t)
+{
+    if (!exited_leader(t) || t->proc->nthreads == 1) {
+        hold(s, t); /* alive, or the last thread: its end, its process's, is reported now */
+        return;
+    }
+    /* Exited while other threads live, held (pthread_exit): a zombie that waitpid would report
+     * only after they have all ended, which would be never, and that cannot be detached. It runs
+     * no code: it ends here, and the kernel lets it go when calltrace exits (the parent then
+     * sees the process end as usual). */
+    thread_close_frames(s, t, EXIT_UNFINISHED);
+    rec_thread_end(s->rec, t->proc->pid, t->tid, s->now);
+    thread_forget(s, t);
+}
+
+/* Step 1: until no thread is left running, threads born meanwhile included, but for the vfork
+ * parents whose child is still traced. Returns the number of threads held, listed in list. */
 static size_t stop_everyone(struct session *s, struct thread **list)
 {
     for (;;) {
-        pid_t pending[256];
-        size_t n = 0;
+        pid_t pending[256], leaders[256];
+        size_t n = 0, nleaders = 0;
         ADDR_MAP_FOREACH(&s->threads, slot)
         {
             struct thread *t = slot->value;
-            if (t->proc && !t->held && !t->pending_first && n < 256)
+            if (!t->proc || t->held || t->pending_first || in_vfork(s, t))
+                continue;
+            if (t->tid != t->proc->pid && n < 256)
                 pending[n++] = t->tid;
+            else if (t->tid == t->proc->pid && nleaders < 256)
+                leaders[nleaders++] = t->tid;
         }
-        if (!n)
+        if (!n && !nleaders)
             break;
         for (size_t i = 0; i < n; i++) {
             struct thread *t = thread_find(s, pending[i]);
             if (t && !t->held)
                 hold(s, t);
+        }
+        for (size_t i = 0; !n && i < nleaders; i++) { /* the other threads first */
+            struct thread *t = thread_find(s, leaders[i]);
+            if (t && !t->held)
+                settle_leader(s, t);
         }
     }
     size_t held = 0;
@@ -184,6 +230,18 @@ static int step_out_of_scratch(struct thread *t, int steps)
     return -1;
 }
 
+static int step_all_out(struct session *s, struct thread **list, size_t n)
+{
+    int rc = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (step_out_of_scratch(list[i], s->inject ? INJECT_STEPS : SCRATCH_STEPS) < 0) {
+            err_msg("thread %d: cannot move it out of calltrace's code", (int)list[i]->tid);
+            rc = -1;
+        }
+    }
+    return rc;
+}
+
 /* Step 3, once per address space. */
 static int restore_bytes(struct process *p)
 {
@@ -198,6 +256,24 @@ static int restore_bytes(struct process *p)
     return failed;
 }
 
+/* Step 4: detaches the n threads of list, handing each the signal it was about to receive. */
+static int release_held(struct session *s, struct thread **list, size_t n)
+{
+    int rc = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct thread *t = list[i];
+        int sig = t->held_status ? WSTOPSIG(t->held_status) : 0;
+        thread_close_frames(s, t, EXIT_UNFINISHED);
+        rec_thread_end(s->rec, t->proc->pid, t->tid, s->now);
+        if (ptrace(PTRACE_DETACH, t->tid, 0, sig) < 0 && errno != ESRCH) {
+            err_msg("thread %d: cannot detach: %s", (int)t->tid, strerror(errno));
+            rc = -1;
+        }
+        thread_forget(s, t);
+    }
+    return rc;
+}
+
 int engine_detach(struct session *s)
 {
     static struct thread *list[MAX_THREADS];
@@ -206,12 +282,8 @@ int engine_detach(struct session *s)
     size_t n = stop_everyone(s, list);
     if (s->inject)
         inject_drain(s, false); /* a thread waiting for room in its ring gets it */
-    for (size_t i = 0; i < n; i++) {
-        if (step_out_of_scratch(list[i], s->inject ? INJECT_STEPS : SCRATCH_STEPS) < 0) {
-            err_msg("thread %d: cannot move it out of calltrace's code", (int)list[i]->tid);
-            rc = -1;
-        }
-    }
+    if (step_all_out(s, list, n) < 0)
+        rc = -1;
     if (s->inject && inject_detach(s) < 0)
         rc = -1;
     /* The calls still open end now: after every event the rings held, which the threads wrote
@@ -225,16 +297,16 @@ int engine_detach(struct session *s)
             rc = -1;
         }
     }
-    for (size_t i = 0; i < n; i++) {
-        struct thread *t = list[i];
-        int sig = t->held_status ? WSTOPSIG(t->held_status) : 0;
-        thread_close_frames(s, t, EXIT_UNFINISHED);
-        rec_thread_end(s->rec, t->proc->pid, t->tid, s->now);
-        if (ptrace(PTRACE_DETACH, t->tid, 0, sig) < 0 && errno != ESRCH) {
-            err_msg("thread %d: cannot detach: %s", (int)t->tid, strerror(errno));
+    if (release_held(s, list, n) < 0)
+        rc = -1;
+    /* Step 5: the vfork parents left out of step 1. Their children went above, with the memory
+     * the two share restored; each parent stops once its child has exec'd or exited, and is then
+     * let go like the others (a child that was itself a vfork parent first: one round each). */
+    while ((n = stop_everyone(s, list)) > 0) {
+        if (step_all_out(s, list, n) < 0)
             rc = -1;
-        }
-        thread_forget(s, t);
+        if (release_held(s, list, n) < 0)
+            rc = -1;
     }
     return rc;
 }

@@ -101,6 +101,10 @@ void engine_handle_stop(struct session *s, pid_t tid, int status)
     case PTRACE_EVENT_EXEC:
         engine_on_exec(s, t);
         break;
+    case PTRACE_EVENT_EXIT: /* attached: its end follows (a leader's only with the last thread) */
+        t->exiting = true;
+        engine_resume(t, 0);
+        break;
     case PTRACE_EVENT_VFORK_DONE:
         if (s->inject)
             inject_on_vfork_done(s, t);

@@ -57,6 +57,12 @@ struct thread {
      * the thread meanwhile (to place breakpoints) replaces the kernel's copy with 0 */
     unsigned long held_event_msg;
     bool held; /* detaching: stopped by calltrace, to be released */
+    /* it reported PTRACE_EVENT_EXIT (attached sessions ask for it): it runs no more user code,
+     * and it never stops again; the leader stays a zombie as long as other threads live */
+    bool exiting;
+    /* its last vfork child: until that one execs or exits (its process no longer shares this
+     * one's address space), this thread waits in the kernel and cannot stop */
+    pid_t vfork_child;
     /* the stack mappings last seen under this thread, to compare sp only within one stack */
     uint64_t region_lo[2], region_hi[2];
     unsigned region_next;

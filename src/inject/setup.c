@@ -21,8 +21,9 @@
 #define INJECT_TRACE_OPTIONS                                                                       \
     (PTRACE_O_EXITKILL | PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |          \
      PTRACE_O_TRACEEXEC | PTRACE_O_TRACEVFORKDONE)
-/* Attached (-p), the program must outlive calltrace: no PTRACE_O_EXITKILL. */
-#define INJECT_ATTACH_OPTIONS (INJECT_TRACE_OPTIONS & ~PTRACE_O_EXITKILL)
+/* Attached (-p), the program must outlive calltrace: no PTRACE_O_EXITKILL; and exit stops, as
+ * engine/attach.c asks for them (this replaces the options it seized the thread with). */
+#define INJECT_ATTACH_OPTIONS ((INJECT_TRACE_OPTIONS & ~PTRACE_O_EXITKILL) | PTRACE_O_TRACEEXIT)
 
 static size_t round_pow2(size_t v)
 {

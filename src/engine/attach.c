@@ -207,10 +207,13 @@ static int wait_stopped(struct session *s, struct thread *t)
     int event = status >> 16;
     if (event != PTRACE_EVENT_STOP)
         t->held_status = status;
-    if ((event == PTRACE_EVENT_CLONE || event == PTRACE_EVENT_FORK ||
-         event == PTRACE_EVENT_VFORK) &&
-        ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &t->held_event_msg) < 0)
+    bool new_child =
+        event == PTRACE_EVENT_CLONE || event == PTRACE_EVENT_FORK || event == PTRACE_EVENT_VFORK;
+    if (new_child && ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &t->held_event_msg) < 0)
         t->held_event_msg = 0;
+    /* The thread entered that clone or fork between its seize and its interrupt: a process it
+     * forked has a copy of the program's memory as it is now, before any breakpoint or patch. */
+    t->held_untouched = new_child;
     return 0;
 }
 

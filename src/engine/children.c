@@ -77,8 +77,13 @@ static void note_untraced(struct session *s, pid_t pid, int err)
             strerror(err));
 }
 
+/* untouched: the child was forked before calltrace wrote into its parent (engine_attach held
+ * the fork): what its parent's address space says of breakpoints, scratch pages and the system
+ * call gadget is not in the child's memory. A remote system call through that gadget would
+ * fault at every resume, and its inherited breakpoints would never trap: it starts with an
+ * empty address space instead, and gets its own at its first stop. */
 static struct process *new_process(struct session *s, struct thread *parent, pid_t pid,
-                                   bool shares_memory)
+                                   bool shares_memory, bool untouched)
 {
     struct process *pp = parent->proc;
     struct process *p = process_new(s, pid, pp->pid);
@@ -88,7 +93,10 @@ static struct process *new_process(struct session *s, struct thread *parent, pid
     if (p->mem_fd < 0)
         note_untraced(s, pid, errno);
     p->exec_done = pp->exec_done;
-    p->as = shares_memory ? addrspace_ref(pp->as) : addrspace_copy(pp->as);
+    p->as = shares_memory ? addrspace_ref(pp->as)
+            : untouched   ? addrspace_new()
+                          : addrspace_copy(pp->as);
+    p->untouched = untouched && !shares_memory;
     if (!p->as) {
         process_forget(s, p);
         return NULL;
@@ -111,7 +119,9 @@ static void inherit_frames(struct session *s, struct thread *child, struct threa
 void engine_on_new_child(struct session *s, struct thread *parent, int event)
 {
     unsigned long new_tid = parent->held_event_msg;
+    bool untouched = parent->held_untouched;
     parent->held_event_msg = 0;
+    parent->held_untouched = false;
     if (!new_tid && ptrace(PTRACE_GETEVENTMSG, parent->tid, 0, &new_tid) < 0) {
         err_msg("thread %d: cannot read the id of its new thread or process: %s", (int)parent->tid,
                 strerror(errno));
@@ -134,7 +144,7 @@ void engine_on_new_child(struct session *s, struct thread *parent, int event)
         t = thread_new(s, NULL, tid);
     struct process *p = parent->proc;
     if (t && !is_thread)
-        p = new_process(s, parent, tid, shares);
+        p = new_process(s, parent, tid, shares, untouched);
     if (!t || !p) {
         err_msg("cannot follow new %s %d: out of memory", is_thread ? "thread" : "process",
                 (int)tid);
@@ -147,7 +157,9 @@ void engine_on_new_child(struct session *s, struct thread *parent, int event)
         p->unfollowed = true;
     if (is_thread && s->inject)
         inject_on_clone(s, tid, flags);
-    if (!is_thread && !parent->proc->unfollowed && s->inject &&
+    /* an untouched child has no patches or rings to take out (a vfork child, sharing the
+     * memory, has them as its parent does) */
+    if (!is_thread && !parent->proc->unfollowed && s->inject && !p->untouched &&
         inject_on_fork(s, parent, tid, event == PTRACE_EVENT_VFORK, shares))
         p->unfollowed = true;
     if (!p->unfollowed) {
@@ -166,6 +178,17 @@ void engine_on_new_child(struct session *s, struct thread *parent, int event)
     if (event == PTRACE_EVENT_VFORK) /* vfork, or clone with CLONE_VFORK (posix_spawn, system) */
         parent->vfork_child = tid;
     engine_resume(parent, 0);
+}
+
+void engine_trace_untouched(struct session *s, struct thread *t)
+{
+    struct process *p = t->proc;
+    p->untouched = false;
+    if (s->inject)
+        inject_on_untouched_child(s, p); /* the ptrace engine's, as any forked child */
+    if (engine_trace_executable(s, p, t->tid, false) < 0)
+        err_msg("process %d: cannot put breakpoints in it: its calls are not recorded",
+                (int)p->pid);
 }
 
 static void end_thread(struct session *s, struct thread *t)

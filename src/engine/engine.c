@@ -34,7 +34,9 @@ static void on_event_stop(struct session *s, struct thread *t, int sig)
     }
     if (!t->started) {
         t->started = true;
-        if (s->inject && !t->proc->unfollowed)
+        if (t->proc->untouched && !t->proc->unfollowed)
+            engine_trace_untouched(s, t);
+        else if (s->inject && !t->proc->unfollowed)
             inject_thread_start(s, t);
         /* An unfollowed fork child goes now; a vfork child shares its parent's breakpoints and
          * is held, silently, until it execs or exits. */

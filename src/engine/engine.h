@@ -46,6 +46,8 @@ void engine_on_hook(struct session *s, struct thread *t, uint64_t addr);
 void engine_resume(struct thread *t, int sig);
 void engine_on_exec(struct session *s, struct thread *t);
 void engine_on_new_child(struct session *s, struct thread *parent, int event);
+/* The first stop of an untouched child (struct process): its executable's breakpoints. */
+void engine_trace_untouched(struct session *s, struct thread *t);
 void engine_on_exit(struct session *s, struct thread *t, int status);
 void engine_on_trap(struct session *s, struct thread *t);
 void engine_handle_stop(struct session *s, pid_t tid, int status);

@@ -42,6 +42,10 @@ struct process {
     bool exec_done;  /* the first exec happened: the image is the program, not calltrace */
     bool trap_watch; /* it has a SIGTRAP disposition of its own, see sigtrap_guard.h */
     bool unfollowed; /* --no-follow: recorded nothing, released at its first chance */
+    /* forked before calltrace wrote anything into its parent (a fork under way when -p seized
+     * it): none of calltrace's code, breakpoints or rings are in its memory; it gets its
+     * breakpoints at its first stop (engine_trace_untouched) */
+    bool untouched;
     struct kernel_sigaction trap_action;
 };
 
@@ -56,6 +60,9 @@ struct thread {
     /* the new tid of a held clone/fork/vfork stop, read when it was seen: a system call run in
      * the thread meanwhile (to place breakpoints) replaces the kernel's copy with 0 */
     unsigned long held_event_msg;
+    /* that clone/fork/vfork stop was held while attaching: it happened before calltrace wrote
+     * into the program, so a forked child has none of it */
+    bool held_untouched;
     bool held; /* detaching: stopped by calltrace, to be released */
     /* it reported PTRACE_EVENT_EXIT (attached sessions ask for it): it runs no more user code,
      * and it never stops again; the leader stays a zombie as long as other threads live */

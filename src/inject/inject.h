@@ -131,6 +131,9 @@ void inject_thread_start(struct session *s, struct thread *t);
 bool inject_on_fork(struct session *s, struct thread *parent, pid_t child, bool is_vfork,
                     bool shares_memory);
 void inject_on_vfork_done(struct session *s, struct thread *parent);
+/* A forked child with nothing of calltrace in its memory (struct process: untouched), at its
+ * first stop: the ptrace engine traces it, until it execs, as any forked child. */
+void inject_on_untouched_child(struct session *s, struct process *p);
 /* A new thread, with the flags of its clone. */
 void inject_on_clone(struct session *s, pid_t tid, unsigned long flags);
 /* What a forked child needs from its parent's region until its first stop (threads.c). */

@@ -100,6 +100,12 @@ static void fork_child_to_ptrace(struct session *s, struct thread *t, struct inj
     engine_trace_executable(s, p, t->tid, false);
 }
 
+void inject_on_untouched_child(struct session *s, struct process *p)
+{
+    note_children(s, p->pid);
+    addr_map_put(&s->inject->ptrace_only, (uint64_t)p->pid, (void *)1);
+}
+
 void inject_thread_start(struct session *s, struct thread *t)
 {
     struct inject_fork_copy *c = addr_map_get(&s->inject->forks, (uint64_t)t->proc->pid);

@@ -18,6 +18,15 @@ static const uint8_t gadget_code[] = {0x0f, 0x05, 0xcc}; /* syscall; int3 */
 
 static int wait_for_trap(pid_t tid, uint64_t trap_rip, uint64_t *set_aside);
 
+/* A fault of the thread's own instruction: the kernel's (si_code > 0), not a kill()'s. */
+static bool own_fault(pid_t tid, int sig)
+{
+    siginfo_t si;
+    if (sig != SIGSEGV && sig != SIGBUS && sig != SIGILL && sig != SIGFPE)
+        return false;
+    return ptrace(PTRACE_GETSIGINFO, tid, 0, &si) == 0 && si.si_code > 0;
+}
+
 /* Resumes tid and waits for the trap after the system call. Signals that arrive meanwhile are
  * set aside and queued again with tgkill once the trap is reached, so the program still gets
  * them afterwards (queueing them at once would only make the next resume stop on them again). */
@@ -47,6 +56,15 @@ static int wait_for_trap(pid_t tid, uint64_t trap_rip, uint64_t *set_aside)
             return -1;
         }
         int sig = WSTOPSIG(status);
+        if ((status >> 16) == 0 && own_fault(tid, sig)) {
+            /* Not one to set aside: resumed without it, the thread runs the same instruction
+             * into the same fault, for ever (the gadget's page not mapped in this process, say).
+             * The caller puts its registers back; its next resume drops the signal. */
+            dbg(DBG_PROBE, 1, "thread %d: signal %d in calltrace's system call: given up", (int)tid,
+                sig);
+            errno = EFAULT;
+            return -1;
+        }
         if (sig == SIGTRAP && (status >> 16) == 0) {
             struct user_regs_struct regs;
             if (ptrace(PTRACE_GETREGS, tid, 0, &regs) < 0)

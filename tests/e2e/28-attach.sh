@@ -1,5 +1,5 @@
 #!/bin/bash
-# calltrace -p: attach to a running multi-threaded program 50 times and detach
+# calltrace -p: attach to a running multi-threaded program 30 times and detach
 # each time, while it computes checksums through traced functions, handles
 # signals, blocks in read() and nanosleep(), and creates threads. The program
 # checks itself: every checksum against inline arithmetic, every signal
@@ -12,7 +12,7 @@ require_calltrace
 build attachee O2
 target_start "$BIN"
 
-CYCLES=${ATTACH_CYCLES:-50}
+CYCLES=${ATTACH_CYCLES:-30}
 calls_seen=0
 for i in $(seq 1 "$CYCLES"); do
     CTX="[attach cycle $i]"

@@ -44,6 +44,17 @@ target_finish() {
     grep -qx "$1" "$T/prog.out" || fail "the program's own checks failed: $(cat "$T/prog.out")"
 }
 
+# stuck_state CT: what calltrace CT and the program's threads are doing, for a failure message.
+stuck_state() {
+    local t
+    printf 'calltrace %s wchan %s;' "$(proc_state "$1")" "$(cat "/proc/$1/wchan" 2>/dev/null)"
+    for t in /proc/"$PROG"/task/*; do
+        printf ' thread %s %s %s tracer %s;' "${t##*/}" "$(proc_state "$PROG/task/${t##*/}")" \
+            "$(cat "$t/wchan" 2>/dev/null)" "$(awk '/^TracerPid/ { print $2 }' "$t/status" 2>/dev/null)"
+    done
+    tail -c 300 "$T/ct$i.err" 2>/dev/null
+}
+
 traced_by() { grep -q "^TracerPid:[[:space:]]*$2\$" "/proc/$1/status"; }
 
 recording() { python3 "$TESTS_DIR/lib/record_has_calls.py" "$1"; }
@@ -68,6 +79,12 @@ attach_cycle() {
     wait_until 30 "calltrace to attach" traced_by "$PROG" "$ct"
     wait_until 30 "calls to be recorded" recording "$T/run$i/events.ctr"
     kill -"$sig" "$ct"
+    local n=0
+    while ! pid_ended "$ct"; do
+        n=$((n + 1))
+        [ $n -ge 3000 ] && fail "calltrace (pid $ct) still runs 30 s after SIG$sig: $(stuck_state "$ct")"
+        sleep 0.01
+    done
     wait "$ct"
     CT_RC=$?
     ATTACH_CT=""

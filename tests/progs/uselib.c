@@ -33,11 +33,13 @@ static int loop(void)
     unsigned long rounds = 0, bad = 0;
     printf("ready\n");
     fflush(stdout);
+    /* paced, 2 ms of sleep every 100 runs (~500 calls): unpaced, the inject engine recorded
+     * 1.6 million calls before e2e 70 had seen the first, and read them back for a minute */
     for (;;) {
-        for (int i = 0; i < 1000; i++, rounds++)
+        for (int i = 0; i < 100; i++, rounds++)
             if (run(i) != sum_inline(i % 7))
                 bad++;
-        if (poll(&in, 1, 0) == 1)
+        if (poll(&in, 1, 2) == 1)
             break;
     }
     printf("rounds>0 %d bad %lu\n", rounds > 0, bad);

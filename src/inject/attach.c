@@ -10,7 +10,8 @@
  *   2. every return address a call hooked (the exit trampoline, in its slot) gets the real one
  *      back, from the thread's shadow stack, newest first;
  *   3. every control block is marked given up, so no trampoline still running (a signal frame
- *      may return into one) ever waits for calltrace again.
+ *      may return into one) ever waits for calltrace again;
+ *   4. the memory of the rings is given back (space_free_rings).
  * The code and the shared region stay mapped: a signal frame or a relocated call may still
  * return there, and both lead back to the program's own code. */
 #include <errno.h>
@@ -118,6 +119,7 @@ int inject_detach(struct session *s)
             space_ctl(sp, i)[CTL_GAVE_UP] = 1;
             space_slot_release(s->inject, sp, i); /* no later drain may clear the mark */
         }
+        space_free_rings(sp);
     }
     return rc;
 }

@@ -76,6 +76,10 @@ struct inject_space *space_new(struct process *p, pid_t via, uint64_t path_addr,
 /* Accounts its drops into the engine and frees it (the program's mapping stays). */
 void space_free(struct inject_engine *e, struct inject_space *sp);
 
+/* Detached, every thread stopped and every event drained: gives the memory of the rings back
+ * (the program's mapping stays, as a late trampoline may still write there). */
+void space_free_rings(const struct inject_space *sp);
+
 /* The slot of tid, or -1. */
 int space_slot_of(const struct inject_space *sp, pid_t tid);
 /* A free slot for tid, reset (one already private first); -1 when all are taken. */

@@ -130,7 +130,8 @@ install: calltrace
 
 format:
 	clang-format -i $(SRCS) $(wildcard src/*.h src/*/*.h src/*/*/*.h) $(UNIT_SRCS) \
-		$(FUZZ_SRCS) tests/fuzz/fuzz.h
+		$(FUZZ_SRCS) tests/fuzz/fuzz.h $(wildcard tests/unit/*.h tests/progs/*.c \
+		tests/progs/*.h bench/*.c)
 
 clean:
 	rm -rf build tests/build calltrace examples/demo bench/gen-record bench/tramp-bench

@@ -168,10 +168,10 @@ int main(int argc, char **argv)
     patch(cs, code, 0, (void *)fib, 1);
     patch(cs, code, 1, (void *)leaf, 2);
     uint8_t *ctl = control_block(ring);
-    __asm__ volatile("mov %0, %%fs:" STR(INJECT_TCB_SLOT) ::"r"(ctl) : "memory");
+    __asm__ volatile("mov %0, %%fs:" STR(INJECT_TCB_SLOT)::"r"(ctl) : "memory");
 
     double fib_traced = time_fib(ctl, n, reps), leaf_traced = time_leaf(ctl, m, reps);
-    __asm__ volatile("movq $1, %%fs:" STR(INJECT_TCB_SLOT) ::: "memory"); /* untraced from here */
+    __asm__ volatile("movq $1, %%fs:" STR(INJECT_TCB_SLOT)::: "memory"); /* untraced from here */
 
     uint64_t events = ((uint64_t *)ctl)[CTL_HEAD / 8] / EVENT_SIZE;
     uint64_t want = (uint64_t)reps * 2 * (fib_calls(n) + (uint64_t)m);

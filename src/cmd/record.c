@@ -315,11 +315,10 @@ static int start_call_gate(const struct record_cli *cli, const struct clock_cali
 
 int cmd_record(int argc, char **argv)
 {
-    struct record_cli cli = {
-        .opts = {.follow_forks = true,
-                 .inject = true,
-                 .capture = {.string_max = CAPTURE_STRING_DEFAULT}},
-        .max_call_dirs = CALL_DIRS_DEFAULT};
+    struct record_cli cli = {.opts = {.follow_forks = true,
+                                      .inject = true,
+                                      .capture = {.string_max = CAPTURE_STRING_DEFAULT}},
+                             .max_call_dirs = CALL_DIRS_DEFAULT};
     view_options_init(&cli.view);
     if (record_parse_args(argc, argv, &cli) < 0)
         return 2;

@@ -54,8 +54,7 @@ void frames_close_stale(struct shadow_stack *stack, const struct frame *call, fr
         pop(stack, EXIT_UNWOUND, end, ctx);
 }
 
-int frames_enter(struct shadow_stack *stack, const struct frame *call, frame_end_fn end,
-                 void *ctx)
+int frames_enter(struct shadow_stack *stack, const struct frame *call, frame_end_fn end, void *ctx)
 {
     frames_close_stale(stack, call, end, ctx);
     if (stack->depth == stack->cap) {

@@ -25,7 +25,7 @@ struct frame {
     uint64_t region; /* end of the stack mapping holding entry_sp */
     uint64_t ticks;  /* when it started */
     uint32_t func;
-    bool inherited;  /* copied into a forked child: not a call the child made */
+    bool inherited; /* copied into a forked child: not a call the child made */
 };
 
 struct shadow_stack {
@@ -38,8 +38,7 @@ struct shadow_stack {
 typedef void (*frame_end_fn)(void *ctx, const struct frame *frame, unsigned flags);
 
 /* A call starts: closes the frames it proves abandoned, then pushes it. -1 when out of memory. */
-int frames_enter(struct shadow_stack *stack, const struct frame *call, frame_end_fn end,
-                 void *ctx);
+int frames_enter(struct shadow_stack *stack, const struct frame *call, frame_end_fn end, void *ctx);
 /* Only the first half of frames_enter: closes the frames call proves abandoned. */
 void frames_close_stale(struct shadow_stack *stack, const struct frame *call, frame_end_fn end,
                         void *ctx);

@@ -17,8 +17,8 @@
 #include "symbols/elf_image.h"
 #include "util/log.h"
 
-#define TRACE_OPTIONS                                                                           \
-    (PTRACE_O_EXITKILL | PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |       \
+#define TRACE_OPTIONS                                                                              \
+    (PTRACE_O_EXITKILL | PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |          \
      PTRACE_O_TRACEEXEC)
 
 static int search_path(const char *program, char *out, size_t outlen)

@@ -83,7 +83,7 @@ struct record_options {
     const char *libs[FUNC_FILTER_MAX]; /* -l: globs on shared objects' names */
     size_t nlibs;
     struct capture_options capture; /* -A, -R, --string-max, --capture */
-    bool inject;        /* the inject engine (the default), else --engine=ptrace */
+    bool inject;                    /* the inject engine (the default), else --engine=ptrace */
     bool quiet;         /* -q: no closing line, nor notes of what falls back to ptrace */
     size_t buffer_size; /* --buffer-size: bytes per thread's ring, 0: the default */
 };

@@ -46,8 +46,7 @@ void sigtrap_guard_learn(struct thread *t)
     if (remote_sigaction(t, NULL, &action) == 0 && action.handler != 0) {
         p->trap_action = action;
         p->trap_watch = true;
-        dbg(DBG_ENGINE, 1, "process %d has its own SIGTRAP disposition: guarding it",
-            (int)p->pid);
+        dbg(DBG_ENGINE, 1, "process %d has its own SIGTRAP disposition: guarding it", (int)p->pid);
     }
     /* The remote call went through a trap of its own: deliver the program's signal as it was. */
     ptrace(PTRACE_SETSIGINFO, t->tid, 0, &si);

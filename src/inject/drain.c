@@ -220,7 +220,8 @@ static __attribute__((noinline)) uint64_t drain_common(struct session *s, struct
         const uint8_t *e = ring + (tail & mask);
         /* the ring was written up to a millisecond ago: out of L1, often of L2 */
         __builtin_prefetch(ring + ((tail + DRAIN_PREFETCH) & mask));
-        const uint32_t *stamp = (const uint32_t *)(e + 28), want = (uint32_t)(tail / EVENT_SIZE) + 1;
+        const uint32_t *stamp = (const uint32_t *)(e + 28),
+                       want = (uint32_t)(tail / EVENT_SIZE) + 1;
         if (__atomic_load_n(stamp, __ATOMIC_ACQUIRE) != want)
             break;
         struct inject_event ev;

@@ -30,8 +30,8 @@ int run_dir_create(const char *base, char *out, size_t outlen)
         if (mkdir(out, 0755) == 0)
             return 0;
         if (errno != EEXIST) {
-            err_hint("choose another place with -o DIR", "cannot create run directory %s: %s",
-                     out, strerror(errno));
+            err_hint("choose another place with -o DIR", "cannot create run directory %s: %s", out,
+                     strerror(errno));
             return -1;
         }
     }

@@ -79,8 +79,7 @@ static int wait_for_trap(pid_t tid, uint64_t trap_rip, uint64_t *set_aside)
     }
 }
 
-int remote_syscall(struct process *p, pid_t tid, long nr, const uint64_t args[6],
-                   uint64_t *result)
+int remote_syscall(struct process *p, pid_t tid, long nr, const uint64_t args[6], uint64_t *result)
 {
     struct user_regs_struct saved, regs;
     if (ptrace(PTRACE_GETREGS, tid, 0, &saved) < 0)
@@ -134,7 +133,8 @@ int remote_leave_syscall(struct process *p, pid_t tid)
     int rc = run_until_trap(p->pid, tid, regs.rip + 1);
     int saved_errno = errno;
     mem_write(p->mem_fd, regs.rip, &orig, 1);
-    if (rc == 0 && ptrace(PTRACE_POKEUSER, tid, offsetof(struct user_regs_struct, rip), regs.rip) < 0)
+    if (rc == 0 &&
+        ptrace(PTRACE_POKEUSER, tid, offsetof(struct user_regs_struct, rip), regs.rip) < 0)
         return -1;
     errno = saved_errno;
     return rc;

@@ -14,8 +14,7 @@
 #include "engine/session.h"
 
 /* Returns 0 and the system call's raw return value in *result, or -1 (thread gone, errno set). */
-int remote_syscall(struct process *p, pid_t tid, long nr, const uint64_t args[6],
-                   uint64_t *result);
+int remote_syscall(struct process *p, pid_t tid, long nr, const uint64_t args[6], uint64_t *result);
 
 /* A thread stopped at PTRACE_EVENT_EXEC is still inside execve, which stores its result in
  * rax after the stop: a remote system call set up there would run with rax clobbered. This lets

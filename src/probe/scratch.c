@@ -31,8 +31,12 @@ static struct scratch_chunk *map_chunk(struct process *p, pid_t tid, uint64_t ne
             (unsigned long long)near);
         return NULL;
     }
-    uint64_t args[6] = {at, size, PROT_READ | PROT_EXEC,
-                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, (uint64_t)-1, 0};
+    uint64_t args[6] = {at,
+                        size,
+                        PROT_READ | PROT_EXEC,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
+                        (uint64_t)-1,
+                        0};
     uint64_t got;
     if (remote_syscall(p, tid, SYS_mmap, args, &got) < 0 || got != at) {
         dbg(DBG_PROBE, 1, "remote mmap at %#llx failed (%lld)", (unsigned long long)at,

@@ -77,7 +77,8 @@ int clock_calibrate(struct clock_calibration *cal)
         cal->ns_per_tick = 1.0;
         return 0;
     }
-    cal->ns_per_tick = (double)(end.mono_ns - cal->start.mono_ns) / (double)(end.ticks - cal->start.ticks);
+    cal->ns_per_tick =
+        (double)(end.mono_ns - cal->start.mono_ns) / (double)(end.ticks - cal->start.ticks);
     return 0;
 }
 

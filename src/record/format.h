@@ -36,18 +36,18 @@ struct rec_header {
 #define REC_F_COMPLETE 2u /* the end anchor is valid and the run ended cleanly */
 
 enum rec_type {
-    REC_FUNC = 1,     /* a traced function: id, its image, address, size, name */
-    REC_PROCESS,      /* a process starts or execs: pid, parent, command line */
-    REC_THREAD,       /* a thread starts */
-    REC_ENTER,        /* a call starts */
-    REC_EXIT,         /* the innermost open call of the thread ends */
-    REC_THREAD_END,   /* a thread ends */
-    REC_PROCESS_END,  /* a process ends: exit status */
-    REC_CLOCK,        /* a clock anchor, written periodically for recovery */
-    REC_IMAGE,        /* an executable or library functions were taken from: id, bias, path */
-    REC_ARGS,         /* right after a REC_ENTER: the raw bytes of its arguments (rec_values) */
-    REC_RETVAL,       /* right before the REC_EXIT of a call that returned: its result's bytes */
-    REC_CALLS,        /* entries and exits of one thread, packed (record/call_pack.h) */
+    REC_FUNC = 1,    /* a traced function: id, its image, address, size, name */
+    REC_PROCESS,     /* a process starts or execs: pid, parent, command line */
+    REC_THREAD,      /* a thread starts */
+    REC_ENTER,       /* a call starts */
+    REC_EXIT,        /* the innermost open call of the thread ends */
+    REC_THREAD_END,  /* a thread ends */
+    REC_PROCESS_END, /* a process ends: exit status */
+    REC_CLOCK,       /* a clock anchor, written periodically for recovery */
+    REC_IMAGE,       /* an executable or library functions were taken from: id, bias, path */
+    REC_ARGS,        /* right after a REC_ENTER: the raw bytes of its arguments (rec_values) */
+    REC_RETVAL,      /* right before the REC_EXIT of a call that returned: its result's bytes */
+    REC_CALLS,       /* entries and exits of one thread, packed (record/call_pack.h) */
 };
 
 /* REC_EXIT flags */

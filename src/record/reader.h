@@ -17,9 +17,9 @@ struct rec_reader {
     size_t pos;
     size_t len;
     bool eof;
-    bool truncated; /* the file ends inside a record */
-    bool corrupt;   /* a record with an impossible size or type layout */
-    uint64_t offset; /* file offset of buf[0] */
+    bool truncated;                  /* the file ends inside a record */
+    bool corrupt;                    /* a record with an impossible size or type layout */
+    uint64_t offset;                 /* file offset of buf[0] */
     struct clock_anchor last_anchor; /* the latest REC_CLOCK seen */
     /* The REC_CALLS record being handed out, one struct rec_call at a time. */
     struct {

@@ -238,8 +238,8 @@ void recorder_tick(struct recorder *rec, uint64_t now_ticks)
     rec->last_flush_ticks = now_ticks;
     if (now_ticks - rec->last_anchor_ticks >= rec->anchor_interval_ticks) {
         rec->last_anchor_ticks = now_ticks;
-        struct rec_clock r = {hdr(REC_CLOCK, sizeof(r), 0, 0), {0, 0},
-                              clock_anchor_now(rec->clock)};
+        struct rec_clock r = {
+            hdr(REC_CLOCK, sizeof(r), 0, 0), {0, 0}, clock_anchor_now(rec->clock)};
         put(rec, &r, sizeof(r));
     }
     close_calls(rec);

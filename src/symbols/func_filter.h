@@ -9,7 +9,7 @@
 #define FUNC_FILTER_MAX 64
 
 struct func_filter {
-    const char *only[FUNC_FILTER_MAX];    /* -F: when any, only names matching one of them */
+    const char *only[FUNC_FILTER_MAX]; /* -F: when any, only names matching one of them */
     size_t nonly;
     const char *exclude[FUNC_FILTER_MAX]; /* -N: never these */
     size_t nexclude;

@@ -26,9 +26,9 @@ int addr_map_put(struct addr_map *map, uint64_t key, void *value);
 /* Removes by rebuilding the probe chain behind the slot. */
 void addr_map_del(struct addr_map *map, uint64_t key);
 
-#define ADDR_MAP_FOREACH(map, slot)                                                             \
-    for (struct addr_map_slot *slot = (map)->slots; slot && slot <= (map)->slots + (map)->mask; \
-         slot++)                                                                                \
+#define ADDR_MAP_FOREACH(map, slot)                                                                \
+    for (struct addr_map_slot *slot = (map)->slots; slot && slot <= (map)->slots + (map)->mask;    \
+         slot++)                                                                                   \
         if (slot->value)
 
 #endif

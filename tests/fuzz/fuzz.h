@@ -57,13 +57,13 @@ static inline bool fuzz_json_text_ok(const char *text, size_t len)
     return true;
 }
 
-#define FUZZ_ASSERT(cond)                                                                       \
-    do {                                                                                        \
-        if (!(cond)) {                                                                          \
-            fprintf(stdout, "%s:%d: fuzz assertion failed: %s\n", __FILE__, __LINE__, #cond);   \
-            fflush(stdout);                                                                     \
-            abort();                                                                            \
-        }                                                                                       \
+#define FUZZ_ASSERT(cond)                                                                          \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stdout, "%s:%d: fuzz assertion failed: %s\n", __FILE__, __LINE__, #cond);      \
+            fflush(stdout);                                                                        \
+            abort();                                                                               \
+        }                                                                                          \
     } while (0)
 
 #endif

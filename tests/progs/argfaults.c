@@ -8,9 +8,20 @@
 
 volatile long sink;
 
-TRACED int show(const char *s) { sink += (long)s; return 1; }
-TRACED int block(const unsigned char *buf, unsigned long len) { sink += (long)buf + (long)len; return (int)len; }
-TRACED int tick(int i) { return i + 1; }
+TRACED int show(const char *s)
+{
+    sink += (long)s;
+    return 1;
+}
+TRACED int block(const unsigned char *buf, unsigned long len)
+{
+    sink += (long)buf + (long)len;
+    return (int)len;
+}
+TRACED int tick(int i)
+{
+    return i + 1;
+}
 
 int main(void)
 {

@@ -4,7 +4,11 @@
 
 static unsigned long n_show;
 
-TRACED void show(int i, const char *s) { COUNT(n_show); printf("arg %d [%s]\n", i, s); }
+TRACED void show(int i, const char *s)
+{
+    COUNT(n_show);
+    printf("arg %d [%s]\n", i, s);
+}
 
 int main(int argc, char **argv)
 {

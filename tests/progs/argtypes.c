@@ -36,44 +36,149 @@ typedef int (*unary_fn)(int);
 volatile long sink; /* keeps every parameter alive at -O2, so gdb can show it too */
 #define USE(v) (sink += (long)(v))
 
-TRACED int square(int v) { USE(v); return v * v; }
-TRACED int integers(signed char sc, unsigned char uc, short s, unsigned short us, int i,
-                    unsigned u)
+TRACED int square(int v)
 {
-    USE(sc); USE(uc); USE(s); USE(us); USE(i); USE(u);
+    USE(v);
+    return v * v;
+}
+TRACED int integers(signed char sc, unsigned char uc, short s, unsigned short us, int i, unsigned u)
+{
+    USE(sc);
+    USE(uc);
+    USE(s);
+    USE(us);
+    USE(i);
+    USE(u);
     return i - 1;
 }
-TRACED long long wide(long l, unsigned long ul, long long ll, unsigned long long ull,
-                      int64_t i64, ulong_t t)
+TRACED long long wide(long l, unsigned long ul, long long ll, unsigned long long ull, int64_t i64,
+                      ulong_t t)
 {
-    USE(l); USE(ul); USE(ll); USE(ull); USE(i64); USE(t);
+    USE(l);
+    USE(ul);
+    USE(ll);
+    USE(ull);
+    USE(i64);
+    USE(t);
     return ll * 2;
 }
-TRACED char chars(char c, bool b, bool nb) { USE(c); USE(b); USE(nb); return (char)(c + 1); }
-TRACED enum color enums(enum color c, enum flags f, enum flags none) { USE(c); USE(f); USE(none); return BLUE; }
-TRACED double floats(float f, double d, float g, double e) { USE(f); USE(d); USE(g); USE(e); return d * 2; }
-TRACED float half(float f) { USE(f); return f / 2; }
-TRACED long double ldouble(long double x, int after) { USE(after); sink += (long)x; return x * 2; }
-struct ldbox { long double v; };
+TRACED char chars(char c, bool b, bool nb)
+{
+    USE(c);
+    USE(b);
+    USE(nb);
+    return (char)(c + 1);
+}
+TRACED enum color enums(enum color c, enum flags f, enum flags none)
+{
+    USE(c);
+    USE(f);
+    USE(none);
+    return BLUE;
+}
+TRACED double floats(float f, double d, float g, double e)
+{
+    USE(f);
+    USE(d);
+    USE(g);
+    USE(e);
+    return d * 2;
+}
+TRACED float half(float f)
+{
+    USE(f);
+    return f / 2;
+}
+TRACED long double ldouble(long double x, int after)
+{
+    USE(after);
+    sink += (long)x;
+    return x * 2;
+}
+struct ldbox {
+    long double v;
+};
 /* returned in st0 like a long double (classes X87, X87UP); passed in memory */
-TRACED struct ldbox boxed(struct ldbox b, long double k) { sink += (long)k; return (struct ldbox){b.v * k}; }
-TRACED const char *strings(const char *s, char *m, const char *null) { USE(s); USE(m); USE(null); return s + 1; }
-TRACED int *pointers(int *p, void *v, int *null) { USE(p); USE(v); USE(null); return p; }
-TRACED int call_fn(unary_fn fn, int v) { USE(fn); return fn(v); }
-TRACED struct point points(struct point p, const struct point *pp) { USE(p.x); USE(p.y); USE(pp); return (struct point){p.y, p.x}; }
-TRACED struct mixed mixed(struct mixed m) { USE(m.l); sink += (long)m.d; return (struct mixed){m.d + 1, m.l + 1}; }
-TRACED struct big bigs(struct big b, int after) { USE(b.a); USE(b.arr[2]); USE(after); b.a++; return b; }
-TRACED int named(struct named n) { USE(n.name); USE(n.tag); USE(n.s); return n.s; }
-TRACED int unions(union number n) { USE(n.i); return n.i; }
+TRACED struct ldbox boxed(struct ldbox b, long double k)
+{
+    sink += (long)k;
+    return (struct ldbox){b.v * k};
+}
+TRACED const char *strings(const char *s, char *m, const char *null)
+{
+    USE(s);
+    USE(m);
+    USE(null);
+    return s + 1;
+}
+TRACED int *pointers(int *p, void *v, int *null)
+{
+    USE(p);
+    USE(v);
+    USE(null);
+    return p;
+}
+TRACED int call_fn(unary_fn fn, int v)
+{
+    USE(fn);
+    return fn(v);
+}
+TRACED struct point points(struct point p, const struct point *pp)
+{
+    USE(p.x);
+    USE(p.y);
+    USE(pp);
+    return (struct point){p.y, p.x};
+}
+TRACED struct mixed mixed(struct mixed m)
+{
+    USE(m.l);
+    sink += (long)m.d;
+    return (struct mixed){m.d + 1, m.l + 1};
+}
+TRACED struct big bigs(struct big b, int after)
+{
+    USE(b.a);
+    USE(b.arr[2]);
+    USE(after);
+    b.a++;
+    return b;
+}
+TRACED int named(struct named n)
+{
+    USE(n.name);
+    USE(n.tag);
+    USE(n.s);
+    return n.s;
+}
+TRACED int unions(union number n)
+{
+    USE(n.i);
+    return n.i;
+}
 TRACED long many(int a, int b, int c, int d, int e, int f, int g, long h, double x1, double x2,
                  double x3, double x4, double x5, double x6, double x7, double x8, double x9)
 {
-    USE(a); USE(b); USE(c); USE(d); USE(e); USE(f); USE(g); USE(h);
+    USE(a);
+    USE(b);
+    USE(c);
+    USE(d);
+    USE(e);
+    USE(f);
+    USE(g);
+    USE(h);
     sink += (long)(x1 + x2 + x3 + x4 + x5 + x6 + x7 + x8 + x9);
     return a + b + c + d + e + f + g + h;
 }
-TRACED int arrays(int (*three)[3]) { USE((*three)[0]); return (*three)[2]; }
-TRACED void nothing(void) { USE(0); }
+TRACED int arrays(int (*three)[3])
+{
+    USE((*three)[0]);
+    return (*three)[2];
+}
+TRACED void nothing(void)
+{
+    USE(0);
+}
 TRACED int variadic(const char *fmt, int n, ...)
 {
     va_list ap;

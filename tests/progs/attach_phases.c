@@ -96,7 +96,8 @@ TRACED int hold(int depth)
     int r = hold(depth - 1) + 1;
     /* The slot of this call's return address: a hooked one points into calltrace's code. */
     char *ret = __builtin_return_address(0);
-    if (__atomic_load_n(&check_returns, __ATOMIC_RELAXED) && (ret < __executable_start || ret >= etext))
+    if (__atomic_load_n(&check_returns, __ATOMIC_RELAXED) &&
+        (ret < __executable_start || ret >= etext))
         COUNT(errors), COUNT(bad_return);
     BARRIER();
     return r;

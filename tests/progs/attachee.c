@@ -17,7 +17,8 @@
 #include <unistd.h>
 
 static volatile int stopping;
-static unsigned long errors, bad_sum, bad_read, bad_sleep, bad_thread, rounds, signals_sent, signals_handled, threads_made, reads, sleeps;
+static unsigned long errors, bad_sum, bad_read, bad_sleep, bad_thread, rounds, signals_sent,
+    signals_handled, threads_made, reads, sleeps;
 static int feed[2];
 
 TRACED unsigned long mix(unsigned long x)
@@ -43,7 +44,10 @@ TRACED void on_signal(int sig)
     COUNT(signals_handled);
 }
 
-TRACED void short_life(void) { COUNT(threads_made); }
+TRACED void short_life(void)
+{
+    COUNT(threads_made);
+}
 
 /* A round's calls take 10 ms under the ptrace engine and 10 us under the inject engine: a
  * round of the inject engine is followed by arithmetic (no call) until ROUND_NS have passed,

@@ -19,7 +19,7 @@
  * in signal handlers too; they are plain memory operations, they add no call. */
 #define COUNT(var) __atomic_fetch_add(&(var), 1, __ATOMIC_RELAXED)
 
-#define PRINT_COUNT(name, var) \
+#define PRINT_COUNT(name, var)                                                                     \
     printf("count %s %lu\n", (name), (unsigned long)__atomic_load_n(&(var), __ATOMIC_RELAXED))
 
 /* An optimisation barrier that makes the compiler assume memory is used. */

@@ -74,10 +74,10 @@ static long forward(int i, long a, long b, long c, long d, long e, long f)
     return fn->real(a, b, c, d, e, f);
 }
 
-#define WRAP(name)                                                                              \
-    long name(long a, long b, long c, long d, long e, long f)                                   \
-    {                                                                                           \
-        return forward(F_##name, a, b, c, d, e, f);                                             \
+#define WRAP(name)                                                                                 \
+    long name(long a, long b, long c, long d, long e, long f)                                      \
+    {                                                                                              \
+        return forward(F_##name, a, b, c, d, e, f);                                                \
     }
 
 WRAP(sqlite3_prepare_v2)

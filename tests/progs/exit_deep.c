@@ -7,7 +7,11 @@
 static unsigned long n_l1, n_l2, n_l3, n_hook, n_main, n_helper;
 static volatile int sink;
 
-TRACED void helper(int x) { COUNT(n_helper); sink = x; }
+TRACED void helper(int x)
+{
+    COUNT(n_helper);
+    sink = x;
+}
 
 TRACED void at_exit_hook(void)
 {
@@ -31,15 +35,27 @@ TRACED void l3(int x)
     sink = x;
 }
 
-TRACED void l2(int x) { COUNT(n_l2); l3(x + 1); BARRIER(); sink++; }
-TRACED void l1(int x) { COUNT(n_l1); l2(x + 1); BARRIER(); sink++; }
+TRACED void l2(int x)
+{
+    COUNT(n_l2);
+    l3(x + 1);
+    BARRIER();
+    sink++;
+}
+TRACED void l1(int x)
+{
+    COUNT(n_l1);
+    l2(x + 1);
+    BARRIER();
+    sink++;
+}
 
 int main(void)
 {
     COUNT(n_main);
     atexit(at_exit_hook);
-    l1(0);                      /* returns normally: l3(2) */
-    l1(1);                      /* exits from l3(3) */
+    l1(0); /* returns normally: l3(2) */
+    l1(1); /* exits from l3(3) */
     printf("not reached\n");
     return 0;
 }

@@ -26,8 +26,18 @@ TRACED void inner(const char *how, int n)
     sink = n;
 }
 
-TRACED void middle(const char *how, int n) { inner(how, n); BARRIER(); sink++; }
-TRACED void outer(const char *how, int n) { middle(how, n); BARRIER(); sink++; }
+TRACED void middle(const char *how, int n)
+{
+    inner(how, n);
+    BARRIER();
+    sink++;
+}
+TRACED void outer(const char *how, int n)
+{
+    middle(how, n);
+    BARRIER();
+    sink++;
+}
 
 int main(int argc, char **argv)
 {

@@ -7,7 +7,11 @@
 static unsigned long n_work, n_child_main;
 static volatile int sink;
 
-TRACED void work(int x) { COUNT(n_work); sink = x; }
+TRACED void work(int x)
+{
+    COUNT(n_work);
+    sink = x;
+}
 
 TRACED int child_main(void)
 {
@@ -25,7 +29,7 @@ int main(void)
     pid_t p = fork();
     if (p == 0) {
         int r = child_main();
-        printf("child work %lu\n", n_work);     /* 10 inherited + 30 */
+        printf("child work %lu\n", n_work); /* 10 inherited + 30 */
         fflush(stdout);
         _exit(r);
     }

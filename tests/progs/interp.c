@@ -5,7 +5,11 @@
 
 static unsigned long n_emit, n_main;
 
-TRACED void emit(const char *s) { COUNT(n_emit); fputs(s, stdout); }
+TRACED void emit(const char *s)
+{
+    COUNT(n_emit);
+    fputs(s, stdout);
+}
 
 int main(int argc, char **argv)
 {

@@ -19,8 +19,16 @@ static unsigned long n_on_cont, n_work, n_write_pid;
 static volatile sig_atomic_t stop_flag;
 static volatile uint64_t *shared;
 
-TRACED void on_cont(int sig) { (void)sig; COUNT(n_on_cont); }
-TRACED void on_usr1(int sig) { (void)sig; stop_flag = 1; }
+TRACED void on_cont(int sig)
+{
+    (void)sig;
+    COUNT(n_on_cont);
+}
+TRACED void on_usr1(int sig)
+{
+    (void)sig;
+    stop_flag = 1;
+}
 
 TRACED void work(void)
 {
@@ -34,10 +42,13 @@ TRACED void write_pid(const char *path)
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     FILE *f = fopen(tmp, "w");
-    if (!f) { perror(tmp); exit(2); }
+    if (!f) {
+        perror(tmp);
+        exit(2);
+    }
     fprintf(f, "%d\n", (int)getpid());
     fclose(f);
-    rename(tmp, path);          /* appears atomically */
+    rename(tmp, path); /* appears atomically */
 }
 
 int main(int argc, char **argv)
@@ -57,9 +68,15 @@ int main(int argc, char **argv)
 
     if (strcmp(argv[2], "busy") == 0) {
         int fd = open(argv[3], O_RDWR | O_CREAT | O_TRUNC, 0644);
-        if (fd < 0 || ftruncate(fd, 8) != 0) { perror(argv[3]); return 2; }
+        if (fd < 0 || ftruncate(fd, 8) != 0) {
+            perror(argv[3]);
+            return 2;
+        }
         shared = mmap(NULL, 8, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        if (shared == MAP_FAILED) { perror("mmap"); return 2; }
+        if (shared == MAP_FAILED) {
+            perror("mmap");
+            return 2;
+        }
         write_pid(argv[1]);
         /* with US, a call every US microseconds, untraced waiting between: under the inject
          * engine back-to-back calls make a trace of gigabytes in a second */

@@ -6,8 +6,8 @@
 #include <signal.h>
 #include <string.h>
 
-static unsigned long n_jumper, n_level1, n_level2, n_level3, n_after,
-    n_sig_jumper, n_sig_level1, n_sig_level2, n_on_usr1;
+static unsigned long n_jumper, n_level1, n_level2, n_level3, n_after, n_sig_jumper, n_sig_level1,
+    n_sig_level2, n_on_usr1;
 static jmp_buf env;
 static sigjmp_buf senv;
 static volatile int sink;
@@ -15,14 +15,30 @@ static volatile int sink;
 TRACED void level3(int i)
 {
     COUNT(n_level3);
-    if (i % 4 != 3)             /* most iterations jump, some return normally */
+    if (i % 4 != 3) /* most iterations jump, some return normally */
         longjmp(env, i + 1);
     sink = i;
 }
 
-TRACED void level2(int i) { COUNT(n_level2); level3(i); BARRIER(); sink++; }
-TRACED void level1(int i) { COUNT(n_level1); level2(i); BARRIER(); sink++; }
-TRACED void after(int i) { COUNT(n_after); sink = i; }
+TRACED void level2(int i)
+{
+    COUNT(n_level2);
+    level3(i);
+    BARRIER();
+    sink++;
+}
+TRACED void level1(int i)
+{
+    COUNT(n_level1);
+    level2(i);
+    BARRIER();
+    sink++;
+}
+TRACED void after(int i)
+{
+    COUNT(n_after);
+    sink = i;
+}
 
 TRACED int jumper(int i)
 {
@@ -32,7 +48,7 @@ TRACED int jumper(int i)
         level1(i);
         r = -1;
     }
-    after(i);                   /* called after every longjmp/return */
+    after(i); /* called after every longjmp/return */
     return r;
 }
 
@@ -42,8 +58,20 @@ TRACED void on_usr1(int sig)
     siglongjmp(senv, sig);
 }
 
-TRACED void sig_level2(void) { COUNT(n_sig_level2); raise(SIGUSR1); BARRIER(); sink++; }
-TRACED void sig_level1(void) { COUNT(n_sig_level1); sig_level2(); BARRIER(); sink++; }
+TRACED void sig_level2(void)
+{
+    COUNT(n_sig_level2);
+    raise(SIGUSR1);
+    BARRIER();
+    sink++;
+}
+TRACED void sig_level1(void)
+{
+    COUNT(n_sig_level1);
+    sig_level2();
+    BARRIER();
+    sink++;
+}
 
 TRACED int sig_jumper(void)
 {

@@ -5,9 +5,25 @@
 static unsigned long n_a, n_b, n_c, n_main;
 static volatile int sink;
 
-TRACED int c(int x) { COUNT(n_c); return x + 1; }
-TRACED int b(int x) { COUNT(n_b); int r = c(x) * 2; sink = r; return r; }
-TRACED int a(int x) { COUNT(n_a); int r = b(x) + b(x + 1); sink = r; return r; }
+TRACED int c(int x)
+{
+    COUNT(n_c);
+    return x + 1;
+}
+TRACED int b(int x)
+{
+    COUNT(n_b);
+    int r = c(x) * 2;
+    sink = r;
+    return r;
+}
+TRACED int a(int x)
+{
+    COUNT(n_a);
+    int r = b(x) + b(x + 1);
+    sink = r;
+    return r;
+}
 
 int main(void)
 {

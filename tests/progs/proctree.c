@@ -26,7 +26,11 @@ static unsigned long n_work, n_child_main;
 static volatile int sink;
 static const char *self;
 
-TRACED void work(int x) { COUNT(n_work); sink = x; }
+TRACED void work(int x)
+{
+    COUNT(n_work);
+    sink = x;
+}
 
 TRACED void child_main(int calls)
 {

@@ -14,16 +14,27 @@
 #include <sys/time.h>
 #include <time.h>
 
-static unsigned long n_on_usr1, n_in_handler, n_on_usr2, n_in_alt_handler,
-    n_on_hup, n_on_alarm, n_tick_work, n_spin, n_leaf_work, n_do_raise,
-    n_do_raise_alt, n_do_raise_nested;
+static unsigned long n_on_usr1, n_in_handler, n_on_usr2, n_in_alt_handler, n_on_hup, n_on_alarm,
+    n_tick_work, n_spin, n_leaf_work, n_do_raise, n_do_raise_alt, n_do_raise_nested;
 static volatile sig_atomic_t ticks, on_alt_stack_ok = 1;
 static char *alt_base;
 static volatile int sink;
 
-TRACED void in_handler(int x) { COUNT(n_in_handler); sink = x; }
-TRACED void in_alt_handler(int x) { COUNT(n_in_alt_handler); sink = x; }
-TRACED void tick_work(int x) { COUNT(n_tick_work); sink = x; }
+TRACED void in_handler(int x)
+{
+    COUNT(n_in_handler);
+    sink = x;
+}
+TRACED void in_alt_handler(int x)
+{
+    COUNT(n_in_alt_handler);
+    sink = x;
+}
+TRACED void tick_work(int x)
+{
+    COUNT(n_tick_work);
+    sink = x;
+}
 
 TRACED void on_usr1(int sig)
 {
@@ -54,11 +65,30 @@ TRACED void on_alarm(int sig)
     tick_work(sig);
 }
 
-TRACED void do_raise(int sig) { COUNT(n_do_raise); raise(sig); BARRIER(); }
-TRACED void do_raise_alt(int sig) { COUNT(n_do_raise_alt); raise(sig); BARRIER(); }
-TRACED void do_raise_nested(int sig) { COUNT(n_do_raise_nested); raise(sig); BARRIER(); }
+TRACED void do_raise(int sig)
+{
+    COUNT(n_do_raise);
+    raise(sig);
+    BARRIER();
+}
+TRACED void do_raise_alt(int sig)
+{
+    COUNT(n_do_raise_alt);
+    raise(sig);
+    BARRIER();
+}
+TRACED void do_raise_nested(int sig)
+{
+    COUNT(n_do_raise_nested);
+    raise(sig);
+    BARRIER();
+}
 
-TRACED void leaf_work(int i) { COUNT(n_leaf_work); sink = i; }
+TRACED void leaf_work(int i)
+{
+    COUNT(n_leaf_work);
+    sink = i;
+}
 
 TRACED void spin(void)
 {
@@ -116,7 +146,7 @@ int main(void)
         do
             clock_gettime(CLOCK_MONOTONIC, &t1);
         while ((t1.tv_sec - s0.tv_sec) * 1000000000L + (t1.tv_nsec - s0.tv_nsec) < 20000);
-        if (t1.tv_sec - t0.tv_sec > 20)     /* SIGALRM lost: give up */
+        if (t1.tv_sec - t0.tv_sec > 20) /* SIGALRM lost: give up */
             break;
     }
     struct itimerval off = {{0, 0}, {0, 0}};

@@ -8,11 +8,16 @@
 static unsigned long n_on_trap, n_trap_helper, n_do_int3, n_do_raise;
 static volatile int sink;
 
-TRACED void trap_helper(int x) { COUNT(n_trap_helper); sink = x; }
+TRACED void trap_helper(int x)
+{
+    COUNT(n_trap_helper);
+    sink = x;
+}
 
 TRACED void on_trap(int sig, siginfo_t *si, void *uc)
 {
-    (void)si; (void)uc;
+    (void)si;
+    (void)uc;
     COUNT(n_on_trap);
     trap_helper(sig);
 }

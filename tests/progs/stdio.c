@@ -10,7 +10,11 @@
 
 static unsigned long n_upcase, n_lines;
 
-TRACED int upcase(int c) { COUNT(n_upcase); return toupper(c); }
+TRACED int upcase(int c)
+{
+    COUNT(n_upcase);
+    return toupper(c);
+}
 
 TRACED void handle_line(char *s)
 {

@@ -15,13 +15,13 @@ TRACED int leaf(int x)
 TRACED int mid(int x)
 {
     COUNT(n_mid);
-    return leaf(x + 1);             /* jmp leaf */
+    return leaf(x + 1); /* jmp leaf */
 }
 
 TRACED int top(int x)
 {
     COUNT(n_top);
-    return mid(x + 2);              /* jmp mid */
+    return mid(x + 2); /* jmp mid */
 }
 
 TRACED int pong(int n);
@@ -32,8 +32,8 @@ TRACED int ping(int n)
 {
     COUNT(n_ping);
     if (n <= 0)
-        return leaf(n);             /* jmp leaf */
-    return pong(n - 1);             /* jmp pong */
+        return leaf(n); /* jmp leaf */
+    return pong(n - 1); /* jmp pong */
 }
 
 TRACED int pong(int n)
@@ -41,14 +41,14 @@ TRACED int pong(int n)
     COUNT(n_pong);
     if (n <= 0)
         return leaf(-n);
-    return ping(n - 1);             /* jmp ping */
+    return ping(n - 1); /* jmp ping */
 }
 
 /* Tail call into a library function. */
 TRACED long to_lib(const char *s)
 {
     COUNT(n_to_lib);
-    return strtol(s, NULL, 10);     /* jmp strtol */
+    return strtol(s, NULL, 10); /* jmp strtol */
 }
 
 /* A non-tail caller so there is a frame above each tail chain. */

@@ -15,7 +15,11 @@ static unsigned long n_work, n_worker, n_parent_worker, n_blocker;
 static volatile int sink;
 static sem_t started, never;
 
-TRACED void work(int x) { COUNT(n_work); sink = x; }
+TRACED void work(int x)
+{
+    COUNT(n_work);
+    sink = x;
+}
 
 TRACED void *worker(void *arg)
 {
@@ -66,7 +70,7 @@ int main(void)
     while (sem_wait(&started) != 0)
         ;
     printf("pertid work 25 25 25 25 50 100 150 200\n");
-    printf("threads 10\n");     /* main + 4 + 2 + 2 + blocker */
+    printf("threads 10\n"); /* main + 4 + 2 + 2 + blocker */
     PRINT_COUNT("work", n_work);
     PRINT_COUNT("worker", n_worker);
     PRINT_COUNT("parent_worker", n_parent_worker);

@@ -125,8 +125,7 @@ int main(int argc, char **argv)
     pthread_join(t[0], NULL);
     if (spawning)
         pthread_join(t[1], NULL);
-    printf("calls>0 %d spawns>0 %d vforks %lu errors %lu\n", calls > 0, spawns > 0, vforks,
-           errors);
+    printf("calls>0 %d spawns>0 %d vforks %lu errors %lu\n", calls > 0, spawns > 0, vforks, errors);
     if (errors)
         printf("bad results %lu, failed spawns %lu, failed vforks %lu\n", bad_sum, bad_spawn,
                bad_vfork);

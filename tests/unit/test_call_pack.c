@@ -36,8 +36,8 @@ static void roundtrip_one(uint8_t type, unsigned flags, uint32_t func, uint64_t 
 static void test_events(void)
 {
     static const uint32_t funcs[] = {0, 1, 31, 32, 4095, 4096, 1u << 20, UINT32_MAX};
-    static const uint64_t deltas[] = {0, 1, 63, 64, 8191, 1u << 20, 1ull << 40, UINT64_MAX,
-                                      (uint64_t)-1000, (uint64_t)INT64_MIN};
+    static const uint64_t deltas[] = {
+        0, 1, 63, 64, 8191, 1u << 20, 1ull << 40, UINT64_MAX, (uint64_t)-1000, (uint64_t)INT64_MIN};
     for (size_t f = 0; f < sizeof(funcs) / sizeof(*funcs); f++)
         for (size_t d = 0; d < sizeof(deltas) / sizeof(*deltas); d++) {
             uint64_t prev = 1000000007u;

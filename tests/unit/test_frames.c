@@ -22,8 +22,8 @@ static void on_end(void *ctx, const struct frame *f, unsigned flags)
 #define MAIN_STACK 0x7fff00000000ull
 #define ALT_STACK 0x7fff10000000ull
 
-static void enter(struct shadow_stack *s, struct ended *e, uint32_t func, uint64_t sp,
-                  uint64_t ret, uint64_t region)
+static void enter(struct shadow_stack *s, struct ended *e, uint32_t func, uint64_t sp, uint64_t ret,
+                  uint64_t region)
 {
     struct frame f = {.entry_sp = sp, .ret_addr = ret, .region = region, .func = func};
     CHECK(frames_enter(s, &f, on_end, e) == 0);

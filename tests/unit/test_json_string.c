@@ -27,7 +27,7 @@ static void test_specials(void)
 
 static void test_utf8(void)
 {
-    check_escape("h\xc3\xa9", 3, "\"h\xc3\xa9\"");             /* valid 2-byte kept */
+    check_escape("h\xc3\xa9", 3, "\"h\xc3\xa9\"");               /* valid 2-byte kept */
     check_escape("\xf0\x9f\x98\x80", 4, "\"\xf0\x9f\x98\x80\""); /* valid 4-byte kept */
     check_escape("\xff", 1, "\"\xef\xbf\xbd\"");                 /* invalid byte */
     check_escape("\xc3", 1, "\"\xef\xbf\xbd\"");                 /* truncated sequence */

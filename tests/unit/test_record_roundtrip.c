@@ -109,12 +109,12 @@ static void test_roundtrip(const char *dir)
     }
     /* the child's copy of the parent's open call is shown marked, and not counted as a call */
     cJSON *inherited = find_call(events, "outer", 1);
-    CHECK(inherited && cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(inherited, "args"),
-                                                        "inherited")));
+    CHECK(inherited &&
+          cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(inherited, "args"), "inherited")));
     CHECK(inherited && num(inherited, "pid") == 101);
     cJSON *again = find_call(events, "outer", 2);
-    CHECK(again && cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(again, "args"),
-                                                    "unfinished")));
+    CHECK(again &&
+          cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(again, "args"), "unfinished")));
     /* the reused pid gets a track of its own */
     cJSON *reused = find_call(events, "inner \"quoted\"", 1);
     CHECK(reused && num(reused, "pid") == 100 + (1 << 22));

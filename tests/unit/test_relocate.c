@@ -182,8 +182,8 @@ static void test_garbage_is_refused(void)
 }
 
 /* x86_relocate_prologue: the instructions a 5-byte jump covers, as one block. */
-static size_t prologue(const uint8_t *code, size_t len, uint64_t ool, uint8_t *out,
-                       size_t *covered, const char **why)
+static size_t prologue(const uint8_t *code, size_t len, uint64_t ool, uint8_t *out, size_t *covered,
+                       const char **why)
 {
     size_t out_len = 0;
     uint8_t padded[64] = {0};

@@ -9,24 +9,24 @@
 static int unit_failures;
 static int unit_checks;
 
-#define CHECK(cond)                                                                             \
-    do {                                                                                        \
-        unit_checks++;                                                                          \
-        if (!(cond)) {                                                                          \
-            unit_failures++;                                                                    \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);            \
-        }                                                                                       \
+#define CHECK(cond)                                                                                \
+    do {                                                                                           \
+        unit_checks++;                                                                             \
+        if (!(cond)) {                                                                             \
+            unit_failures++;                                                                       \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);               \
+        }                                                                                          \
     } while (0)
 
-#define CHECK_EQ_U64(a, b)                                                                      \
-    do {                                                                                        \
-        unsigned long long va_ = (unsigned long long)(a), vb_ = (unsigned long long)(b);        \
-        unit_checks++;                                                                          \
-        if (va_ != vb_) {                                                                       \
-            unit_failures++;                                                                    \
-            fprintf(stderr, "%s:%d: %s == %#llx, expected %#llx\n", __FILE__, __LINE__, #a, va_, \
-                    vb_);                                                                       \
-        }                                                                                       \
+#define CHECK_EQ_U64(a, b)                                                                         \
+    do {                                                                                           \
+        unsigned long long va_ = (unsigned long long)(a), vb_ = (unsigned long long)(b);           \
+        unit_checks++;                                                                             \
+        if (va_ != vb_) {                                                                          \
+            unit_failures++;                                                                       \
+            fprintf(stderr, "%s:%d: %s == %#llx, expected %#llx\n", __FILE__, __LINE__, #a, va_,   \
+                    vb_);                                                                          \
+        }                                                                                          \
     } while (0)
 
 static inline int unit_finish(const char *name)

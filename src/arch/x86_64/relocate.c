@@ -369,8 +369,8 @@ int x86_relocate_prologue(csh handle, const uint8_t *code, size_t avail, uint64_
         size_t size = insn->size;
         /* a return or jump ends the function's flow: what follows may be padding, which the
          * caller may choose to cover */
-        bool ends_flow = insn->id == X86_INS_RET || insn->id == X86_INS_RETF ||
-                         insn->id == X86_INS_JMP;
+        bool ends_flow =
+            insn->id == X86_INS_RET || insn->id == X86_INS_RETF || insn->id == X86_INS_JMP;
         bool last = off + size >= min_len || ends_flow;
         int rc = 0;
         if (may_branch(insn)) {

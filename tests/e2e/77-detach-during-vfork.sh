@@ -14,16 +14,6 @@ build vforker O2
 RANDOM=${CT_SEED:-77}
 
 tracer_of() { awk '/^TracerPid:/ { print $2 }' "/proc/$1/status" 2>/dev/null; }
-untraced() { [ "$(tracer_of "$1")" = 0 ]; }
-# within S COMMAND...: polls COMMAND every 10 ms for at most S seconds; false if it never held
-within() {
-    local end=$((SECONDS + $1))
-    shift
-    until "$@"; do
-        [ "$SECONDS" -ge "$end" ] && return 1
-        sleep 0.01
-    done
-}
 # stop_ct [SIG]: sends calltrace ($ct) SIG, if given, and waits for it, at most 60 s (then
 # SIGKILLs it and fails: a hung detach); sets CT_RC
 stop_ct() {
@@ -55,7 +45,7 @@ child=$(awk '$1 == "child" { print $2 }' "$PROG_LOG")
 kill -INT "$ct"
 # The child must be let go while its parent still waits for it: calltrace cannot stop the
 # parent before that. Not let go within 30 s: calltrace holds it and waits for the parent.
-if ! within 30 untraced "$child"; then
+if ! within 30 traced_by "$child" 0; then
     state=$(proc_state "$child")
     kill -KILL "$ct"
     fail "30 s after SIGINT calltrace still traces the vfork child (state $state) while its" \

@@ -9,15 +9,6 @@ source "$TESTS_DIR/lib/attachlib.sh"
 require_calltrace
 build leader_exit O2
 
-# within S COMMAND...: polls COMMAND every 10 ms for at most S seconds; false if it never held
-within() {
-    local end=$((SECONDS + $1))
-    shift
-    until "$@"; do
-        [ "$SECONDS" -ge "$end" ] && return 1
-        sleep 0.01
-    done
-}
 leader_zombie() { [ "$(proc_state "$PROG")" = Z ]; }
 
 CTR=$T/progress

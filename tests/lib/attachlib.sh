@@ -79,12 +79,8 @@ attach_cycle() {
     wait_until 30 "calltrace to attach" traced_by "$PROG" "$ct"
     wait_until 30 "calls to be recorded" recording "$T/run$i/events.ctr"
     kill -"$sig" "$ct"
-    local n=0
-    while ! pid_ended "$ct"; do
-        n=$((n + 1))
-        [ $n -ge 3000 ] && fail "calltrace (pid $ct) still runs 30 s after SIG$sig: $(stuck_state "$ct")"
-        sleep 0.01
-    done
+    within 30 pid_ended "$ct" ||
+        fail "calltrace (pid $ct) still runs 30 s after SIG$sig: $(stuck_state "$ct")"
     wait "$ct"
     CT_RC=$?
     ATTACH_CT=""

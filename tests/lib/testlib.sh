@@ -318,6 +318,17 @@ wait_until() {
     done
 }
 
+# within S COMMAND...: like wait_until, but returns false if COMMAND never held in S seconds,
+# for a test that has more to say (or to clean up) before it fails
+within() {
+    local end=$((SECONDS + $1))
+    shift
+    until "$@"; do
+        [ "$SECONDS" -ge "$end" ] && return 1
+        sleep 0.01
+    done
+}
+
 # ---- background runs, for the fault tests (tests/e2e/5x-*.sh) -----------------------------
 
 BG=""

@@ -168,6 +168,7 @@ int space_slot_take(struct inject_space *sp, pid_t tid)
     space_store(ctl, CTL_RING, shadow + SHADOW_SIZE);
     space_store(ctl, CTL_CONSUMER, (uint64_t)getpid());
     space_store(ctl, CTL_PID, (uint64_t)sp->pid);
+    space_store(ctl, CTL_PROGRESS, sp->remote + REGION_PROGRESS);
     if (write_shadow_indexes(sp, i) < 0)
         return -1;
     sp->slot_tid[i] = tid;

@@ -19,6 +19,11 @@
  * forked child gets its own copy; calltrace reads them through /proc/PID/mem, never through
  * its own mapping. */
 #define REGION_HEADER 4096
+/* In the header: a counter calltrace bumps at each pass over the rings, and as it goes through
+ * a long one. A thread waiting for room in its ring waits as long as it moves: calltrace may be
+ * busy for a while with other rings or stops (slowed down by valgrind, say), and only one that
+ * has stopped or died is given up on. */
+#define REGION_PROGRESS 64
 #define REGION_SLOTS 256       /* threads alive at once; more run untraced */
 #define SHADOW_SIZE (8u << 20) /* 262144 nested calls */
 
@@ -98,6 +103,11 @@ static inline uint8_t *space_ctl(const struct inject_space *sp, int slot)
 static inline uint64_t space_ctl_remote(const struct inject_space *sp, int slot)
 {
     return sp->remote + REGION_HEADER + (uint64_t)slot * sp->slot_size;
+}
+
+static inline void space_progress(const struct inject_space *sp)
+{
+    __atomic_fetch_add((uint64_t *)(sp->local + REGION_PROGRESS), 1, __ATOMIC_RELEASE);
 }
 
 /* Where hooked calls return to: the exits of every copy of the blob in a process. */

@@ -207,14 +207,18 @@ __asm__(
     "    sub rsp, 32\n"                          /* timespec, the tries left, the tail */
     "    mov qword ptr [rsp], 0\n"
     "    mov qword ptr [rsp+8], " STR(RING_WAIT_NS) "\n"
-    "    mov rax, [rbx+" STR(CTL_TAIL) "]\n"
+    "    lea r9, [rbx+" STR(CTL_TAIL) "]\n"     /* r9: the word that says calltrace works */
+    "    mov rax, [rbx+" STR(CTL_PROGRESS) "]\n"
+    "    test rax, rax\n"
+    "    cmovnz r9, rax\n"
+    "    mov rax, [r9]\n"
     "    mov [rsp+24], rax\n"
     "    mov qword ptr [rsp+16], " STR(RING_WAIT_TRIES) "\n"
     ".Lwait_loop:\n"
-    /* a tail that moved: calltrace is alive and draining, however slowly (a sanitizer, a
-     * loaded machine): the tries start again, only a calltrace that drains nothing for
-     * RING_WAIT_TRIES waits is given up on */
-    "    mov rax, [rbx+" STR(CTL_TAIL) "]\n"
+    /* a progress word that moved: calltrace is alive and working, however slowly (valgrind, a
+     * loaded machine), if on other rings or other stops for now: the tries start again, only
+     * a calltrace that does nothing for RING_WAIT_TRIES waits is given up on */
+    "    mov rax, [r9]\n"
     "    cmp rax, [rsp+24]\n"
     "    je .Lwait_count\n"
     "    mov [rsp+24], rax\n"

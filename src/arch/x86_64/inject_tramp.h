@@ -43,7 +43,10 @@
 #define CTL_CONSUMER 72 /* calltrace's pid, woken with SIGCHLD when the ring is full */
 /* returns not recorded (ring full): their calls end at the next event that shows them over */
 #define CTL_LOST_RETURNS 80
-#define CTL_PID 88   /* the program's pid: process_vm_readv copies pointees (-A) */
+#define CTL_PID 88 /* the program's pid: process_vm_readv copies pointees (-A) */
+/* program address of a word calltrace bumps as it works (inject/space.h REGION_PROGRESS); 0:
+ * none, the tail stands for it */
+#define CTL_PROGRESS 96
 #define CTL_TAIL 128 /* bytes read by calltrace (consumer), on its own cache line */
 #define CTL_SIZE 4096
 

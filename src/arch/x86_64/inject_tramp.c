@@ -204,7 +204,7 @@ __asm__(
     "    mov rbx, rcx\n"
     "    cmp byte ptr [rbx+" STR(CTL_GAVE_UP) "], 0\n"
     "    jne .Lwait_drop\n"
-    "    sub rsp, 32\n"                          /* timespec, the tries left, the tail */
+    "    sub rsp, 32\n"                          /* timespec, the tries left, the progress seen */
     "    mov qword ptr [rsp], 0\n"
     "    mov qword ptr [rsp+8], " STR(RING_WAIT_NS) "\n"
     "    lea r9, [rbx+" STR(CTL_TAIL) "]\n"     /* r9: the word that says calltrace works */

@@ -76,6 +76,12 @@ static void note_children(struct session *s, pid_t child)
                 (int)child);
 }
 
+void inject_on_untouched_child(struct session *s, struct process *p)
+{
+    note_children(s, p->pid);
+    addr_map_put(&s->inject->ptrace_only, (uint64_t)p->pid, (void *)1);
+}
+
 /* A forked child, at its first stop: its copy of the patches and rings goes, and the ptrace
  * engine traces it (until it execs: its new image gets rings). The calls it inherited, hooked
  * in its parent, get their real return addresses back (an exception in the child unwinds
@@ -94,16 +100,9 @@ static void fork_child_to_ptrace(struct session *s, struct thread *t, struct inj
                 strerror(errno));
         return;
     }
-    note_children(s, p->pid);
-    addr_map_put(&s->inject->ptrace_only, (uint64_t)p->pid, (void *)1);
+    inject_on_untouched_child(s, p);
     engine_relearn_libraries(p->as); /* their patches went too: breakpoints now */
     engine_trace_executable(s, p, t->tid, false);
-}
-
-void inject_on_untouched_child(struct session *s, struct process *p)
-{
-    note_children(s, p->pid);
-    addr_map_put(&s->inject->ptrace_only, (uint64_t)p->pid, (void *)1);
 }
 
 void inject_thread_start(struct session *s, struct thread *t)

@@ -191,7 +191,7 @@ void engine_trace_untouched(struct session *s, struct thread *t)
                 (int)p->pid);
 }
 
-static void end_thread(struct session *s, struct thread *t)
+void engine_end_thread(struct session *s, struct thread *t)
 {
     thread_close_frames(s, t, EXIT_UNFINISHED);
     if (!t->proc->unfollowed)
@@ -214,7 +214,7 @@ void engine_end_threads(struct session *s, struct process *p, struct thread *kee
         if (!n)
             return;
         for (size_t i = 0; i < n; i++)
-            end_thread(s, victims[i]);
+            engine_end_thread(s, victims[i]);
     }
 }
 
@@ -222,7 +222,7 @@ void engine_on_exit(struct session *s, struct thread *t, int status)
 {
     struct process *p = t->proc;
     if (t->tid != p->pid) {
-        end_thread(s, t);
+        engine_end_thread(s, t);
         return;
     }
     engine_end_threads(s, p, NULL);

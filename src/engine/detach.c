@@ -124,9 +124,7 @@ static bool hold(struct session *s, struct thread *t)
             } else if (got < 0 && errno == ECHILD) {
                 /* Its end went to another waitpid (a remote system call's, when the program
                  * died while calltrace attached): left here, it would be waited for forever. */
-                thread_close_frames(s, t, EXIT_UNFINISHED);
-                rec_thread_end(s->rec, t->proc->pid, tid, s->now);
-                thread_forget(s, t);
+                engine_end_thread(s, t);
             }
             return false;
         }
@@ -158,9 +156,7 @@ static void settle_leader(struct session *s, struct thread *t)
      * only after they have all ended, which would be never, and that cannot be detached. It runs
      * no code: it ends here, and the kernel lets it go when calltrace exits (the parent then
      * sees the process end as usual). */
-    thread_close_frames(s, t, EXIT_UNFINISHED);
-    rec_thread_end(s->rec, t->proc->pid, t->tid, s->now);
-    thread_forget(s, t);
+    engine_end_thread(s, t);
 }
 
 /* Step 1: until no thread is left running, threads born meanwhile included, but for the vfork
@@ -263,13 +259,11 @@ static int release_held(struct session *s, struct thread **list, size_t n)
     for (size_t i = 0; i < n; i++) {
         struct thread *t = list[i];
         int sig = t->held_status ? WSTOPSIG(t->held_status) : 0;
-        thread_close_frames(s, t, EXIT_UNFINISHED);
-        rec_thread_end(s->rec, t->proc->pid, t->tid, s->now);
         if (ptrace(PTRACE_DETACH, t->tid, 0, sig) < 0 && errno != ESRCH) {
             err_msg("thread %d: cannot detach: %s", (int)t->tid, strerror(errno));
             rc = -1;
         }
-        thread_forget(s, t);
+        engine_end_thread(s, t);
     }
     return rc;
 }

@@ -55,6 +55,8 @@ void engine_handle_stop(struct session *s, pid_t tid, int status);
 void engine_record_process(struct session *s, struct process *p, bool is_exec);
 /* Ends every thread of p except keep (NULL: all), closing their open calls as unfinished. */
 void engine_end_threads(struct session *s, struct process *p, struct thread *keep);
+/* t ends here: its open calls unfinished, its end recorded, t forgotten. */
+void engine_end_thread(struct session *s, struct thread *t);
 /* Detaches t's process (its only thread, stopped) after removing calltrace's breakpoints. */
 void engine_release(struct session *s, struct thread *t);
 /* Closes whatever is still open when the loop ends (calltrace is stopping). */

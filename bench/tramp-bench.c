@@ -17,7 +17,7 @@
 
 #include "arch/x86_64/inject_tramp.h"
 #include "arch/x86_64/relocate.h"
-#include "inject/space.h"
+#include "tracer/inject/space.h"
 
 #define STR_(x) #x
 #define STR(x) STR_(x)

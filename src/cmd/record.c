@@ -16,10 +16,10 @@
 
 #include "cmd/commands.h"
 #include "cmd/record_options.h"
-#include "engine/engine.h"
-#include "engine/launch.h"
+#include "control/control.h"
+#include "control/launch.h"
 #include "output/call_dirs.h"
-#include "inject/inject.h"
+#include "tracer/inject/inject.h"
 #include "output/run_dir.h"
 #include "output/trace_json.h"
 #include "record/format.h"

@@ -11,7 +11,7 @@
 
 #include <bsd/stdlib.h>
 
-#include "inject/inject.h"
+#include "tracer/inject/inject.h"
 #include "output/call_dirs.h"
 #include "output/run_dir.h"
 #include "record/format.h"

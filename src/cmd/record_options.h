@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "engine/session.h"
+#include "control/session.h"
 #include "view/view.h"
 
 struct record_cli {

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "probe/memory.h"
+#include "remote/memory.h"
 
 /* Bounds against a corrupt or cyclic list: a program with more is not traced further. */
 #define MAX_OBJECTS 4096

@@ -1,4 +1,4 @@
-/* The inject engine's capture tables (inject/capture_table.c): a plan encoded, the ring data a
+/* The inject engine's capture tables (tracer/inject/capture_table.c): a plan encoded, the ring data a
  * trampoline would write under it (modelled here in C, slot by slot as the assembly writes
  * it), decoded: the REC_ARGS / REC_RETVAL bytes equal those values_record.c builds reading the
  * same memory directly, as the ptrace engine does; cut caps and damaged data are handled. */
@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "arch/x86_64/inject_tramp.h"
-#include "inject/capture_table.h"
+#include "tracer/inject/capture_table.h"
 #include "unit.h"
 
 /* A fake address space: [BASE, BASE + sizeof mem) is readable, nothing else. */

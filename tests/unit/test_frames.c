@@ -1,7 +1,7 @@
 /* The shadow stack rules: returns, tail calls, longjmp, exceptions, alternate signal stacks. */
 #include <stdint.h>
 
-#include "engine/frames.h"
+#include "tracer/frames.h"
 #include "record/format.h"
 #include "unit.h"
 

@@ -1,11 +1,11 @@
-/* return_slots_swap (inject/return_slots.c), on this process's own memory: swaps made in their
+/* return_slots_swap (tracer/inject/return_slots.c), on this process's own memory: swaps made in their
  * turn (a later swap of a slot sees what an earlier one wrote), a slot that does not hold what
  * is expected left alone, unreadable addresses never written. */
 #include <fcntl.h>
 #include <stdint.h>
 #include <unistd.h>
 
-#include "inject/return_slots.h"
+#include "tracer/inject/return_slots.h"
 #include "unit.h"
 
 int main(void)

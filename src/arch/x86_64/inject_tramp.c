@@ -267,7 +267,7 @@ __asm__(
     "    pop rdi\n"
     "    ret\n"
     /* Entry of a function with a capture table (-A/-R): as blob_entry, and the entry event
-     * carries the data its table names (inject/capture_table.h). Slower, so it saves what it
+     * carries the data its table names (tracer/inject/capture_table.h). Slower, so it saves what it
      * may touch in one frame under S, [S-8]: rax (from the stub), [S-16]: the relocated start,
      * then rdx rcx r11 r10 rdi rsi r8 r9 rbx rbp r12 r13 r14 r15 down to S-128, all in the red
      * zone a signal frame skips, and moves rsp under it. */

@@ -44,7 +44,7 @@
 /* returns not recorded (ring full): their calls end at the next event that shows them over */
 #define CTL_LOST_RETURNS 80
 #define CTL_PID 88 /* the program's pid: process_vm_readv copies pointees (-A) */
-/* program address of a word calltrace bumps as it works (inject/space.h REGION_PROGRESS); 0:
+/* program address of a word calltrace bumps as it works (tracer/inject/space.h REGION_PROGRESS); 0:
  * none, the tail stands for it */
 #define CTL_PROGRESS 96
 #define CTL_TAIL 128 /* bytes read by calltrace (consumer), on its own cache line */
@@ -53,7 +53,7 @@
 /* The shadow stack's indexes sit right after the control block, at the head of the shadow
  * stack itself: memory private to the program (copied at fork), where the rest of the block and
  * the ring are shared with calltrace. A forked child's returns then never take its parent's
- * entries, even when calltrace is no longer there to separate them (see inject/space.h). */
+ * entries, even when calltrace is no longer there to separate them (see tracer/inject/space.h). */
 #define CTL_SHADOW_TOP 4096 /* CTL_SIZE: program address of the next free shadow entry */
 #define CTL_SHADOW_END 4104
 #define CTL_SHADOW_BASE 4112
@@ -73,7 +73,7 @@ struct inject_event {
 };
 #define INJECT_EVENT_EXIT 0x80000000u
 /* -A/-R: data follows the event, its first word the data's length (a multiple of EVENT_SIZE),
- * laid out as its function's capture table says (inject/capture_table.h). The whole record is
+ * laid out as its function's capture table says (tracer/inject/capture_table.h). The whole record is
  * reserved at once and committed by the event's stamp; the ring has INJECT_RECORD_MAX bytes of
  * slack after its end, so a record never wraps: it is written and read in one piece. */
 #define INJECT_EVENT_DATA 0x40000000u

@@ -1,0 +1,237 @@
+/* Threads and processes coming and going: clone, fork, vfork, and exits. */
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+
+#include "control/control.h"
+#include "tracer/inject/inject.h"
+#include "tracer/addrspace.h"
+#include "remote/memory.h"
+#include "util/log.h"
+
+/* The command line of pid, arguments joined by spaces, for the process's track name. */
+static void read_cmdline(pid_t pid, char *buf, size_t len)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+    FILE *f = fopen(path, "re");
+    size_t n = f ? fread(buf, 1, len - 1, f) : 0;
+    if (f)
+        fclose(f);
+    while (n && buf[n - 1] == '\0')
+        n--;
+    for (size_t i = 0; i < n; i++)
+        if (buf[i] == '\0')
+            buf[i] = ' ';
+    buf[n] = '\0';
+    if (!n)
+        snprintf(buf, len, "pid %d", (int)pid);
+}
+
+void engine_record_process(struct session *s, struct process *p, bool is_exec)
+{
+    char cmdline[1024], name[1100];
+    read_cmdline(p->pid, cmdline, sizeof(cmdline));
+    if (s->opts->rank)
+        snprintf(name, sizeof(name), "rank %s: %s", s->opts->rank, cmdline);
+    else
+        snprintf(name, sizeof(name), "%s", cmdline);
+    rec_process(s->rec, p->pid, p->ppid, s->now, name, is_exec);
+}
+
+/* The clone flags of the system call the parent is stopped in (clone or clone3). */
+static unsigned long clone_flags(struct process *parent, pid_t tid)
+{
+    struct user_regs_struct regs;
+    if (ptrace(PTRACE_GETREGS, tid, 0, &regs) < 0)
+        return 0;
+    if (regs.orig_rax == SYS_clone)
+        return regs.rdi;
+#ifdef SYS_clone3
+    if (regs.orig_rax == SYS_clone3) {
+        unsigned long long flags = 0;
+        if (mem_read(parent->mem_fd, regs.rdi, &flags, sizeof(flags)) == 0)
+            return (unsigned long)flags;
+    }
+#endif
+    return 0;
+}
+
+/* Without /proc/PID/mem (out of file descriptors) the child still runs correctly: its
+ * inherited breakpoints are stepped over, but its calls cannot be recorded. Said once, counted
+ * in the closing line; the rest go to -v. */
+static void note_untraced(struct session *s, pid_t pid, int err)
+{
+    if (s->untraced_processes++ == 0)
+        err_hint(err == EMFILE || err == ENFILE ? "raise the limit of open files, ulimit -n" : NULL,
+                 "process %d: cannot open /proc/%d/mem: %s; its calls are not recorded", (int)pid,
+                 (int)pid, strerror(err));
+    else
+        dbg(DBG_ENGINE, 1, "process %d: cannot open /proc/%d/mem: %s", (int)pid, (int)pid,
+            strerror(err));
+}
+
+/* untouched: the child was forked before calltrace wrote into its parent (engine_attach held
+ * the fork): what its parent's address space says of breakpoints, scratch pages and the system
+ * call gadget is not in the child's memory. A remote system call through that gadget would
+ * fault at every resume, and its inherited breakpoints would never trap: it starts with an
+ * empty address space instead, and gets its own at its first stop. */
+static struct process *new_process(struct session *s, struct thread *parent, pid_t pid,
+                                   bool shares_memory, bool untouched)
+{
+    struct process *pp = parent->proc;
+    struct process *p = process_new(s, pid, pp->pid);
+    if (!p)
+        return NULL;
+    p->mem_fd = mem_open(pid);
+    if (p->mem_fd < 0)
+        note_untraced(s, pid, errno);
+    p->exec_done = pp->exec_done;
+    p->as = shares_memory ? addrspace_ref(pp->as)
+            : untouched   ? addrspace_new()
+                          : addrspace_copy(pp->as);
+    p->untouched = untouched && !shares_memory;
+    if (!p->as) {
+        process_forget(s, p);
+        return NULL;
+    }
+    return p;
+}
+
+/* The child starts inside the calls its parent had open: they are recorded on its track too,
+ * so its returns from them pair up, and marked inherited when they end. */
+static void inherit_frames(struct session *s, struct thread *child, struct thread *parent)
+{
+    if (frames_copy_inherited(&child->stack, &parent->stack) < 0)
+        return;
+    for (size_t i = 0; i < child->stack.depth; i++) {
+        const struct frame *f = &child->stack.frames[i];
+        rec_enter(s->rec, child->proc->pid, child->tid, f->func, f->ticks);
+    }
+}
+
+void engine_on_new_child(struct session *s, struct thread *parent, int event)
+{
+    unsigned long new_tid = parent->held_event_msg;
+    bool untouched = parent->held_untouched;
+    parent->held_event_msg = 0;
+    parent->held_untouched = false;
+    if (!new_tid && ptrace(PTRACE_GETEVENTMSG, parent->tid, 0, &new_tid) < 0) {
+        err_msg("thread %d: cannot read the id of its new thread or process: %s", (int)parent->tid,
+                strerror(errno));
+        engine_resume(parent, 0);
+        return;
+    }
+    unsigned long flags = event == PTRACE_EVENT_CLONE ? clone_flags(parent->proc, parent->tid) : 0;
+    bool is_thread = event == PTRACE_EVENT_CLONE && (flags & CLONE_THREAD);
+    bool shares = event == PTRACE_EVENT_VFORK || (flags & CLONE_VM);
+    pid_t tid = (pid_t)new_tid;
+    /* Its first stop may already be parked; if not, it will come as PTRACE_EVENT_STOP. */
+    struct thread *t = new_tid ? thread_find(s, tid) : NULL;
+    if (t && is_thread && t->proc == parent->proc) {
+        /* Taken over by engine_attach from /proc/PID/task before this event was handled: it is
+         * counted, recorded and was stopped once already. Only its creator goes on. */
+        engine_resume(parent, 0);
+        return;
+    }
+    if (!t && new_tid)
+        t = thread_new(s, NULL, tid);
+    struct process *p = parent->proc;
+    if (t && !is_thread)
+        p = new_process(s, parent, tid, shares, untouched);
+    if (!t || !p) {
+        err_msg("cannot follow new %s %d: out of memory", is_thread ? "thread" : "process",
+                (int)tid);
+        engine_resume(parent, 0);
+        return;
+    }
+    t->proc = p;
+    p->nthreads++;
+    if (!is_thread && (!s->opts->follow_forks || parent->proc->unfollowed))
+        p->unfollowed = true;
+    if (is_thread && s->inject)
+        inject_on_clone(s, tid, flags);
+    /* an untouched child has no patches or rings to take out (a vfork child, sharing the
+     * memory, has them as its parent does) */
+    if (!is_thread && !parent->proc->unfollowed && s->inject && !p->untouched &&
+        inject_on_fork(s, parent, tid, event == PTRACE_EVENT_VFORK, shares))
+        p->unfollowed = true;
+    if (!p->unfollowed) {
+        if (!is_thread)
+            engine_record_process(s, p, false);
+        rec_thread(s->rec, p->pid, tid, s->now);
+        if (!is_thread)
+            inherit_frames(s, t, parent);
+    }
+    dbg(DBG_ENGINE, 2, "%d: new %s %d", (int)parent->tid, is_thread ? "thread" : "process",
+        (int)tid);
+    if (t->pending_first) {
+        t->pending_first = false;
+        engine_handle_stop(s, tid, t->pending_status);
+    }
+    if (event == PTRACE_EVENT_VFORK) /* vfork, or clone with CLONE_VFORK (posix_spawn, system) */
+        parent->vfork_child = tid;
+    engine_resume(parent, 0);
+}
+
+void engine_trace_untouched(struct session *s, struct thread *t)
+{
+    struct process *p = t->proc;
+    p->untouched = false;
+    if (s->inject)
+        inject_on_untouched_child(s, p); /* the ptrace engine's, as any forked child */
+    if (engine_trace_executable(s, p, t->tid, false) < 0)
+        err_msg("process %d: cannot put breakpoints in it: its calls are not recorded",
+                (int)p->pid);
+}
+
+void engine_end_thread(struct session *s, struct thread *t)
+{
+    thread_close_frames(s, t, EXIT_UNFINISHED);
+    if (!t->proc->unfollowed)
+        rec_thread_end(s->rec, t->proc->pid, t->tid, s->now);
+    thread_forget(s, t);
+}
+
+/* Every thread of p but keep (exec) or all of them (exit). */
+void engine_end_threads(struct session *s, struct process *p, struct thread *keep)
+{
+    struct thread *victims[64];
+    for (;;) {
+        size_t n = 0;
+        ADDR_MAP_FOREACH(&s->threads, slot)
+        {
+            struct thread *t = slot->value;
+            if (t->proc == p && t != keep && n < 64)
+                victims[n++] = t;
+        }
+        if (!n)
+            return;
+        for (size_t i = 0; i < n; i++)
+            engine_end_thread(s, victims[i]);
+    }
+}
+
+void engine_on_exit(struct session *s, struct thread *t, int status)
+{
+    struct process *p = t->proc;
+    if (t->tid != p->pid) {
+        engine_end_thread(s, t);
+        return;
+    }
+    engine_end_threads(s, p, NULL);
+    if (!p->unfollowed)
+        rec_process_end(s->rec, p->pid, status, s->now);
+    if (p->pid == s->main_pid) {
+        s->main_status = status;
+        s->main_done = true;
+    }
+    dbg(DBG_ENGINE, 2, "process %d ended, status %#x", (int)p->pid, status);
+    process_forget(s, p);
+}

@@ -1,0 +1,65 @@
+/* The ptrace engine: one loop over waitpid(__WALL) stops that turns breakpoint hits, clones,
+ * forks, execs, signals and exits into records, and resumes every thread it stopped. */
+#ifndef CALLTRACE_CONTROL_CONTROL_H
+#define CALLTRACE_CONTROL_CONTROL_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "control/session.h"
+#include "symbols/elf_image.h"
+
+/* Takes over the launched, seized child pid (not yet exec'd) and traces it and everything it
+ * starts until all of them have ended. */
+int engine_run(struct session *s, pid_t pid);
+
+/* The stop loop, until every traced process has ended or, attached, a stop is requested. */
+int engine_loop(struct session *s);
+
+/* Attaches to every thread of pid, running, and puts the breakpoints in; on failure prints
+ * why (naming the cause and the fix) and returns -1 with nothing changed in the process. */
+int engine_attach(struct session *s, pid_t pid);
+/* Stops every thread, takes out every breakpoint, moves threads off calltrace's code, and
+ * detaches: the program runs on as before. Returns 0, or -1 when a thread could not be
+ * released cleanly (said on stderr). */
+int engine_detach(struct session *s);
+
+/* Reads the executable p runs (/proc/PID/exe) and puts its breakpoints in, through the stopped
+ * thread via; at_exec: p has just exec'd and via still sits in execve. Returns the number of
+ * functions traced, or -1. */
+long engine_trace_executable(struct session *s, struct process *p, pid_t via, bool at_exec);
+
+/* -l: watches p's dynamic linker through the stopped thread via, and (attached, not at_exec)
+ * traces the matching libraries already loaded. Returns the number of functions traced. */
+long engine_watch_libraries(struct session *s, struct process *p, pid_t via, bool at_exec);
+/* -l: forgets which libraries p's address space has, so that the next engine_watch_libraries
+ * traces them all anew (a forked child the inject engine hands over to the ptrace engine). */
+void engine_relearn_libraries(struct addrspace *as);
+/* -l: notes which -F/-N patterns match functions of image, for the warning about the patterns
+ * that matched nothing in the whole run. */
+void engine_note_filter_hits(struct session *s, const struct elf_image *image);
+/* A thread passed a BP_HOOK breakpoint at addr: the library list changed, or a library waiting
+ * for relocation is ready (libraries.c). */
+void engine_on_hook(struct session *s, struct thread *t, uint64_t addr);
+
+/* Pieces of the loop, one concern per file. */
+void engine_resume(struct thread *t, int sig);
+void engine_on_exec(struct session *s, struct thread *t);
+void engine_on_new_child(struct session *s, struct thread *parent, int event);
+/* The first stop of an untouched child (struct process): its executable's breakpoints. */
+void engine_trace_untouched(struct session *s, struct thread *t);
+void engine_on_exit(struct session *s, struct thread *t, int status);
+void engine_on_trap(struct session *s, struct thread *t);
+void engine_handle_stop(struct session *s, pid_t tid, int status);
+/* Records p's start (or, with is_exec, its new image) with its command line. */
+void engine_record_process(struct session *s, struct process *p, bool is_exec);
+/* Ends every thread of p except keep (NULL: all), closing their open calls as unfinished. */
+void engine_end_threads(struct session *s, struct process *p, struct thread *keep);
+/* t ends here: its open calls unfinished, its end recorded, t forgotten. */
+void engine_end_thread(struct session *s, struct thread *t);
+/* Detaches t's process (its only thread, stopped) after removing calltrace's breakpoints. */
+void engine_release(struct session *s, struct thread *t);
+/* Closes whatever is still open when the loop ends (calltrace is stopping). */
+void engine_finish(struct session *s);
+
+#endif

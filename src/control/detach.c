@@ -1,0 +1,306 @@
+/* Leaving a program that ran before calltrace came: every thread stopped, every int3 taken out,
+ * no thread left on calltrace's code or past one of its traps, then detached.
+ *
+ *   1. interrupt every thread and collect the stops; a thread that reports one of our traps
+ *      gets rip back on the breakpoint (the original instruction runs once restored)
+ *   2. step each thread that sits in a scratch page until it is back in the program's code
+ *   3. write back the byte under every breakpoint
+ *   4. detach each thread, handing it the signal it was about to receive, if any
+ *   5. a vfork parent, which cannot stop while its child runs on its memory, is left out of
+ *      1-4; once its child has gone with the others it stops, and goes through 1, 2 and 4
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+
+#include "control/control.h"
+#include "tracer/inject/inject.h"
+#include "tracer/addrspace.h"
+#include "remote/memory.h"
+#include "util/log.h"
+
+#define MAX_THREADS 65536
+
+static bool in_scratch(const struct addrspace *as, uint64_t rip)
+{
+    for (const struct scratch_chunk *c = as->chunks; c; c = c->next)
+        if (rip >= c->base && rip < c->base + c->size)
+            return true;
+    return false;
+}
+
+/* Is a SIGTRAP pending for this thread (not yet reported)? */
+static bool sigtrap_pending(pid_t tid)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+    FILE *f = fopen(path, "re");
+    unsigned long long pending = 0;
+    while (f && fgets(line, sizeof(line), f))
+        if (sscanf(line, "SigPnd: %llx", &pending) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return (pending >> (SIGTRAP - 1)) & 1;
+}
+
+static int get_rip(pid_t tid, uint64_t *rip)
+{
+    struct user_regs_struct regs;
+    if (ptrace(PTRACE_GETREGS, tid, 0, &regs) < 0)
+        return -1;
+    *rip = regs.rip;
+    return 0;
+}
+
+static int set_rip(pid_t tid, uint64_t rip)
+{
+    return (int)ptrace(PTRACE_POKEUSER, tid, offsetof(struct user_regs_struct, rip), rip);
+}
+
+/* A thread stopped by one of our int3s (reported, or about to be) goes back onto the
+ * breakpoint, and the trap is dropped. */
+static void undo_trap(struct thread *t, int status)
+{
+    uint64_t rip;
+    if (get_rip(t->tid, &rip) < 0)
+        return;
+    const struct breakpoint *bp = breakpoint_at(t->proc->as, rip - 1);
+    bool reported = WSTOPSIG(status) == SIGTRAP && (status >> 16) == 0;
+    if (!bp || !bp->kinds)
+        return;
+    if (reported) {
+        set_rip(t->tid, rip - 1);
+        t->held_status = 0;
+        return;
+    }
+    if (sigtrap_pending(t->tid)) {
+        /* Let the kernel deliver it: the thread stops again before running user code. */
+        set_rip(t->tid, rip - 1);
+        ptrace(PTRACE_CONT, t->tid, 0, 0);
+        int st;
+        while (waitpid(t->tid, &st, __WALL) < 0 && errno == EINTR)
+            ;
+        t->held_status = 0;
+    }
+}
+
+/* Is t a vfork parent whose child, still traced, runs on its memory (it has neither exec'd
+ * nor exited)? t then waits in the kernel, where no PTRACE_INTERRUPT stops it, until the child
+ * is done: waiting for t while the child is held stopped would be forever. */
+static bool in_vfork(struct session *s, const struct thread *t)
+{
+    const struct thread *c = t->vfork_child ? thread_find(s, t->vfork_child) : NULL;
+    return c && c->proc && c->proc->as == t->proc->as;
+}
+
+/* A leader that has passed its exit stop (pthread_exit, or the end of its process): it never
+ * stops again, and waitpid reports its end only once the other threads have ended. */
+static bool exited_leader(const struct thread *t)
+{
+    return t->exiting && t->tid == t->proc->pid;
+}
+
+/* Stops t for good, handling what it reports on the way. Returns false when it is gone, or when
+ * it has just been resumed into a vfork (in_vfork: it is stopped later, see engine_detach) or
+ * into its end (exited_leader: see settle_leader). */
+static bool hold(struct session *s, struct thread *t)
+{
+    pid_t tid = t->tid;
+    ptrace(PTRACE_INTERRUPT, tid, 0, 0);
+    for (;;) {
+        int status;
+        pid_t got = waitpid(tid, &status, __WALL);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0 || !WIFSTOPPED(status)) {
+            if (got == tid && thread_find(s, tid)) {
+                engine_handle_stop(s, tid, status); /* an exit: recorded as usual */
+            } else if (got < 0 && errno == ECHILD) {
+                /* Its end went to another waitpid (a remote system call's, when the program
+                 * died while calltrace attached): left here, it would be waited for forever. */
+                engine_end_thread(s, t);
+            }
+            return false;
+        }
+        int event = status >> 16;
+        if (event == 0 || event == PTRACE_EVENT_STOP) {
+            t->held_status = event == 0 ? status : 0;
+            t->held = true;
+            undo_trap(t, status);
+            return true;
+        }
+        /* clone, fork, exec: the engine records it (new threads stay stopped, see
+         * engine.c), then this one is stopped again; its exit stop: it goes on to its end */
+        engine_handle_stop(s, tid, status);
+        if (!thread_find(s, tid) || in_vfork(s, t) || exited_leader(t))
+            return false;
+        ptrace(PTRACE_INTERRUPT, tid, 0, 0);
+    }
+}
+
+/* Leaders come last, once the other threads are held or gone: waitpid reports a leader's end
+ * only after theirs (the program may end during the detach, or have ended its main thread). */
+static void settle_leader(struct session *s, struct thread *t)
+{
+    if (!exited_leader(t) || t->proc->nthreads == 1) {
+        hold(s, t); /* alive, or the last thread: its end, its process's, is reported now */
+        return;
+    }
+    /* Exited while other threads live, held (pthread_exit): a zombie that waitpid would report
+     * only after they have all ended, which would be never, and that cannot be detached. It runs
+     * no code: it ends here, and the kernel lets it go when calltrace exits (the parent then
+     * sees the process end as usual). */
+    engine_end_thread(s, t);
+}
+
+/* Step 1: until no thread is left running, threads born meanwhile included, but for the vfork
+ * parents whose child is still traced. Returns the number of threads held, listed in list. */
+static size_t stop_everyone(struct session *s, struct thread **list)
+{
+    for (;;) {
+        pid_t pending[256], leaders[256];
+        size_t n = 0, nleaders = 0;
+        ADDR_MAP_FOREACH(&s->threads, slot)
+        {
+            struct thread *t = slot->value;
+            if (!t->proc || t->held || t->pending_first || in_vfork(s, t))
+                continue;
+            if (t->tid != t->proc->pid && n < 256)
+                pending[n++] = t->tid;
+            else if (t->tid == t->proc->pid && nleaders < 256)
+                leaders[nleaders++] = t->tid;
+        }
+        if (!n && !nleaders)
+            break;
+        for (size_t i = 0; i < n; i++) {
+            struct thread *t = thread_find(s, pending[i]);
+            if (t && !t->held)
+                hold(s, t);
+        }
+        for (size_t i = 0; !n && i < nleaders; i++) { /* the other threads first */
+            struct thread *t = thread_find(s, leaders[i]);
+            if (t && !t->held)
+                settle_leader(s, t);
+        }
+    }
+    size_t held = 0;
+    ADDR_MAP_FOREACH(&s->threads, slot)
+    {
+        struct thread *t = slot->value;
+        if (t->held && held < MAX_THREADS)
+            list[held++] = t;
+    }
+    return held;
+}
+
+/* Step 2: relocated instructions end with a jump back, so a few steps always get out; the
+ * inject engine's trampolines take a few dozen (its only loop, waiting for room in a ring,
+ * ends once the rings are drained). */
+#define SCRATCH_STEPS 16
+#define INJECT_STEPS 4096
+
+static int step_out_of_scratch(struct thread *t, int steps)
+{
+    for (int i = 0; i < steps; i++) {
+        uint64_t rip;
+        if (get_rip(t->tid, &rip) < 0)
+            return -1;
+        if (!in_scratch(t->proc->as, rip))
+            return 0;
+        if (ptrace(PTRACE_SINGLESTEP, t->tid, 0, 0) < 0)
+            return -1;
+        int status;
+        while (waitpid(t->tid, &status, __WALL) < 0 && errno == EINTR)
+            ;
+        if (!WIFSTOPPED(status))
+            return -1;
+        if (WSTOPSIG(status) != SIGTRAP && (status >> 16) == 0)
+            t->held_status = status; /* a signal came in between: give it at detach */
+    }
+    return -1;
+}
+
+static int step_all_out(struct session *s, struct thread **list, size_t n)
+{
+    int rc = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (step_out_of_scratch(list[i], s->inject ? INJECT_STEPS : SCRATCH_STEPS) < 0) {
+            err_msg("thread %d: cannot move it out of calltrace's code", (int)list[i]->tid);
+            rc = -1;
+        }
+    }
+    return rc;
+}
+
+/* Step 3, once per address space. */
+static int restore_bytes(struct process *p)
+{
+    int failed = 0;
+    ADDR_MAP_FOREACH(&p->as->breakpoints, slot)
+    {
+        struct breakpoint *bp = slot->value;
+        if (bp->kinds && mem_write(p->mem_fd, bp->addr, &bp->orig, 1) < 0)
+            failed = -1;
+        bp->kinds = 0;
+    }
+    return failed;
+}
+
+/* Step 4: detaches the n threads of list, handing each the signal it was about to receive. */
+static int release_held(struct session *s, struct thread **list, size_t n)
+{
+    int rc = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct thread *t = list[i];
+        int sig = t->held_status ? WSTOPSIG(t->held_status) : 0;
+        if (ptrace(PTRACE_DETACH, t->tid, 0, sig) < 0 && errno != ESRCH) {
+            err_msg("thread %d: cannot detach: %s", (int)t->tid, strerror(errno));
+            rc = -1;
+        }
+        engine_end_thread(s, t);
+    }
+    return rc;
+}
+
+int engine_detach(struct session *s)
+{
+    static struct thread *list[MAX_THREADS];
+    int rc = 0;
+    s->detaching = true;
+    size_t n = stop_everyone(s, list);
+    if (s->inject)
+        inject_drain(s, false); /* a thread waiting for room in its ring gets it */
+    if (step_all_out(s, list, n) < 0)
+        rc = -1;
+    if (s->inject && inject_detach(s) < 0)
+        rc = -1;
+    /* The calls still open end now: after every event the rings held, which the threads wrote
+     * while they were being stopped (after the stop that set s->now). */
+    s->now = clock_ticks(s->clock);
+    ADDR_MAP_FOREACH(&s->processes, slot)
+    {
+        struct process *p = slot->value;
+        if (p->as && restore_bytes(p) < 0) {
+            err_msg("process %d: cannot restore its code: %s", (int)p->pid, strerror(errno));
+            rc = -1;
+        }
+    }
+    if (release_held(s, list, n) < 0)
+        rc = -1;
+    /* Step 5: the vfork parents left out of step 1. Their children went above, with the memory
+     * the two share restored; each parent stops once its child has exec'd or exited, and is then
+     * let go like the others (a child that was itself a vfork parent first: one round each). */
+    while ((n = stop_everyone(s, list)) > 0) {
+        if (step_all_out(s, list, n) < 0)
+            rc = -1;
+        if (release_held(s, list, n) < 0)
+            rc = -1;
+    }
+    return rc;
+}

@@ -1,0 +1,95 @@
+/* PTRACE_EVENT_EXEC: the process has a new image. Everything known of the old one goes (its
+ * threads, open calls, breakpoints); the new image gets its breakpoints before its first
+ * instruction runs. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <unistd.h>
+
+#include "control/control.h"
+#include "tracer/inject/inject.h"
+#include "tracer/addrspace.h"
+#include "tracer/breakpoint/breakpoints.h"
+#include "remote/memory.h"
+#include "remote/syscall.h"
+#include "symbols/elf_image.h"
+#include "symbols/proc_maps.h"
+#include "util/log.h"
+
+long engine_trace_executable(struct session *s, struct process *p, pid_t via, bool at_exec)
+{
+    char link[64], exe[PATH_MAX];
+    snprintf(link, sizeof(link), "/proc/%d/exe", (int)p->pid);
+    ssize_t n = readlink(link, exe, sizeof(exe) - 1);
+    exe[n > 0 ? n : 0] = '\0';
+    struct elf_image image;
+    /* Open through /proc so the file running is the file read, even if renamed since. */
+    if (elf_image_load(&image, link) < 0)
+        return -1;
+    if (n > 0) { /* record the program's path, not the /proc link it was read through */
+        char *path = strdup(exe);
+        if (path) {
+            free(image.path);
+            image.path = path;
+        }
+    }
+    if (at_exec && remote_leave_syscall(p, via) < 0) {
+        dbg(DBG_ENGINE, 1, "process %d: cannot stop it at its first instruction: %s", (int)p->pid,
+            strerror(errno));
+        elf_image_free(&image);
+        return -1;
+    }
+    uint64_t bias = 0;
+    if (image.pie) {
+        uint64_t entry = auxv_entry(p->pid);
+        bias = entry ? entry - image.entry : 0;
+    }
+    long traced = s->inject ? inject_trace_image(s, p, via, &image, bias) : -1;
+    if (traced < 0) /* the ptrace engine's breakpoints: the first engine, or the fallback */
+        traced = probe_insert_entries(s, p, via, &image, bias);
+    if (s->opts->nlibs)
+        engine_note_filter_hits(s, &image);
+    dbg(DBG_ENGINE, 1, "%s: %ld functions traced in process %d", exe, traced, (int)p->pid);
+    elf_image_free(&image);
+    if (traced >= 0)
+        traced += engine_watch_libraries(s, p, via, at_exec);
+    return traced;
+}
+
+void engine_on_exec(struct session *s, struct thread *t)
+{
+    struct process *p = t->proc;
+    if (p->unfollowed) { /* a vfork child held until now: its new image is not ours to trace */
+        engine_end_threads(s, p, t);
+        addrspace_unref(p->as);
+        p->as = addrspace_new();
+        engine_release(s, t);
+        return;
+    }
+    unsigned long former_tid = 0;
+    ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &former_tid);
+    /* The exec'ing thread now has the leader's tid; all the others are gone. */
+    engine_end_threads(s, p, t);
+    thread_close_frames(s, t, EXIT_UNFINISHED);
+    dbg(DBG_ENGINE, 2, "process %d: exec by thread %lu", (int)p->pid, former_tid);
+    addrspace_unref(p->as);
+    p->as = addrspace_new();
+    if (p->mem_fd >= 0)
+        close(p->mem_fd);
+    p->mem_fd = mem_open(p->pid); /* the old descriptor still points at the old memory */
+    if (!p->as || p->mem_fd < 0) {
+        err_msg("process %d: cannot follow its exec: %s", (int)p->pid, strerror(errno));
+        engine_resume(t, 0);
+        return;
+    }
+    t->region_lo[0] = t->region_hi[0] = t->region_lo[1] = t->region_hi[1] = 0;
+    engine_record_process(s, p, p->exec_done);
+    if (!p->exec_done) /* calltrace's own child until now: the program starts here */
+        rec_thread(s->rec, p->pid, t->tid, s->now);
+    p->exec_done = true;
+    engine_trace_executable(s, p, p->pid, true);
+    engine_resume(t, 0);
+}

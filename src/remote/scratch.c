@@ -1,0 +1,81 @@
+#include "remote/scratch.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+
+#include "tracer/addrspace.h"
+#include "remote/memory.h"
+#include "remote/syscall.h"
+#include "symbols/proc_maps.h"
+#include "util/log.h"
+
+#define REACH (1ull << 30) /* stay well inside rel32's 2 GiB */
+#define GADGET_SIZE 16
+
+static uint64_t distance(uint64_t a, uint64_t b)
+{
+    return a > b ? a - b : b - a;
+}
+
+static struct scratch_chunk *map_chunk(struct process *p, pid_t tid, uint64_t near, size_t size)
+{
+    struct mapping_list maps;
+    if (maps_read(p->pid, &maps) < 0)
+        return NULL;
+    uint64_t at = maps_find_gap(&maps, near, size, REACH);
+    maps_free(&maps);
+    if (!at) {
+        dbg(DBG_PROBE, 1, "no free address range near %#llx for a scratch page",
+            (unsigned long long)near);
+        return NULL;
+    }
+    uint64_t args[6] = {at,
+                        size,
+                        PROT_READ | PROT_EXEC,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
+                        (uint64_t)-1,
+                        0};
+    uint64_t got;
+    if (remote_syscall(p, tid, SYS_mmap, args, &got) < 0 || got != at) {
+        dbg(DBG_PROBE, 1, "remote mmap at %#llx failed (%lld)", (unsigned long long)at,
+            (long long)got);
+        return NULL;
+    }
+    struct scratch_chunk *c = calloc(1, sizeof(*c));
+    if (!c)
+        return NULL;
+    c->base = at;
+    c->size = size;
+    if (!p->as->syscall_gadget) {
+        static const uint8_t gadget[GADGET_SIZE] = {0x0f, 0x05, 0xcc};
+        if (mem_write(p->mem_fd, at, gadget, sizeof(gadget)) == 0)
+            p->as->syscall_gadget = at;
+        c->used = GADGET_SIZE;
+    }
+    c->next = p->as->chunks;
+    p->as->chunks = c;
+    dbg(DBG_PROBE, 2, "scratch page %#llx-%#llx in %d", (unsigned long long)at,
+        (unsigned long long)(at + size), (int)p->pid);
+    return c;
+}
+
+uint64_t scratch_alloc(struct process *p, pid_t tid, uint64_t near, size_t len, size_t min_chunk)
+{
+    struct scratch_chunk *c;
+    for (c = p->as->chunks; c; c = c->next)
+        if (c->size - c->used >= len && distance(c->base, near) < REACH &&
+            distance(c->base + c->size, near) < REACH)
+            break;
+    if (!c) {
+        size_t size = (len + GADGET_SIZE > min_chunk ? len + GADGET_SIZE : min_chunk);
+        size = (size + 0xfff) & ~(size_t)0xfff;
+        c = map_chunk(p, tid, near, size);
+        if (!c)
+            return 0;
+    }
+    uint64_t at = c->base + c->used;
+    c->used += len;
+    return at;
+}

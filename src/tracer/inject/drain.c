@@ -1,0 +1,462 @@
+/* The consumer side: events from the rings go through the ptrace engine's shadow-stack rules
+ * (tracer/frames.h) into the recorder, so both engines make the same trace of the same calls. */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "arch/x86_64/inject_tramp.h"
+#include "tracer/stack_region.h"
+#include "tracer/inject/captures.h"
+#include "tracer/inject/inject.h"
+#include "tracer/inject/space.h"
+#include "util/log.h"
+#include "util/proc_stat.h"
+
+/* How long calltrace sleeps when the rings are empty and no thread stopped. A ring holds
+ * ring_size / 64 calls (131072 by default, a few milliseconds of calls at full speed). */
+#define IDLE_WAIT_NS 1000000
+
+/* A tail call from a hooked function finds the trampoline's exit in its slot, where the ptrace
+ * engine sees the real return address: the one of the open call in that slot. */
+static uint64_t real_return(const struct thread *t, const struct inject_space *sp,
+                            const struct inject_event *ev)
+{
+    if (!space_is_blob_exit(sp, ev->ret))
+        return ev->ret;
+    for (size_t i = t->stack.depth; i-- > 0;)
+        if (t->stack.frames[i].entry_sp == ev->slot)
+            return t->stack.frames[i].ret_addr;
+    return ev->ret;
+}
+
+static uint64_t tick_step(const struct session *s)
+{
+    if (!s->inject->tick_step)
+        s->inject->tick_step = (uint64_t)(1.0 / s->clock->ns_per_tick) + 1;
+    return s->inject->tick_step;
+}
+
+/* An exit's return value (-A/-R) goes just before the exit record of its own call, as the
+ * ptrace engine writes it; frames closed on the way (abandoned) have none. */
+struct retval_end {
+    struct frame_end_ctx base;
+    uint32_t func;
+    bool pending;
+};
+
+static void end_with_retval(void *ctx, const struct frame *frame, unsigned flags)
+{
+    struct retval_end *r = ctx;
+    if (r->pending && !flags && frame->func == r->func) {
+        captures_write_retval(r->base.s, r->base.t);
+        r->pending = false;
+    } else if (!flags && r->base.s->capture) {
+        captures_write_kept(r->base.s, r->base.t, frame->func);
+    }
+    session_frame_end(&r->base, frame, flags);
+}
+
+/* last: the ticks of the thread's previous event, updated. data[0..len): what the event
+ * carried (-A/-R), or NULL. */
+static void on_event(struct session *s, struct thread *t, const struct inject_space *sp,
+                     const struct inject_event *ev, uint64_t *last, const uint8_t *data, size_t len)
+{
+    uint32_t func = ev->func & INJECT_EVENT_FUNC;
+    if (func < sp->first_func || func >= sp->end_func)
+        return; /* the program wrote over its ring: ignore what makes no sense */
+    s->now = ev->tsc;
+    uint64_t ret = real_return(t, sp, ev);
+    if (ev->func & INJECT_EVENT_EXIT) {
+        struct retval_end r = {{s, t, NULL}, func, false};
+        r.pending = s->capture && captures_returned(s, t, func, data, len);
+        /* a tail-called function: the chain ends with the exit of the call it came from,
+         * whose return value is to be recorded too (the ptrace engine sees one return) */
+        bool chain = space_is_blob_exit(sp, ev->ret);
+        if (s->capture && chain) {
+            if (r.pending)
+                captures_keep_for_chain(s, t);
+            return;
+        }
+        frames_return(&t->stack, ret, ev->slot + 8, end_with_retval, &r);
+        if (s->capture)
+            captures_forget_kept(s);
+        return;
+    }
+    struct frame_end_ctx ctx = {s, t, NULL};
+    struct frame call = {.entry_sp = ev->slot,
+                         .ret_addr = ret,
+                         .region = stack_region(t, ev->slot),
+                         .ticks = ev->tsc,
+                         .func = func};
+    /* Frames this entry proves abandoned (longjmp) end at its time; the call itself starts a
+     * step later, so that it is not taken for a call inside them. */
+    size_t depth = t->stack.depth;
+    frames_close_stale(&t->stack, &call, session_frame_end, &ctx);
+    if (t->stack.depth < depth) {
+        call.ticks += tick_step(s);
+        *last = call.ticks;
+    }
+    if (frames_enter(&t->stack, &call, session_frame_end, &ctx) < 0)
+        return;
+    rec_enter(s->rec, t->proc->pid, t->tid, func, call.ticks);
+    if (s->capture)
+        captures_entered(s, t, func, data, len, ev->slot);
+}
+
+/* The TSC of these machines moves in steps of ~10 ns: a call and the one it makes at once (a tail
+ * call) can read the same value, and two calls with the same start and duration have no order
+ * in a trace. Each event of a thread is kept at least a nanosecond after the one before. */
+static uint64_t tick_step(const struct session *s);
+
+static void order_ticks(struct session *s, uint64_t *last, struct inject_event *ev)
+{
+    uint64_t step = tick_step(s);
+    if (*last && ev->tsc < *last + step)
+        ev->tsc = *last + step;
+    *last = ev->tsc;
+}
+
+/* An event reserved but never committed: its writer was interrupted by a signal handler that
+ * is still running (it commits once the handler returns), or left for good (the handler
+ * longjmp'd out, the thread died). After this long running, or at the end, it is given up. */
+#define STUCK_NS 200000000
+
+enum event_state { EVENT_READY, EVENT_PENDING, EVENT_LOST };
+
+/* A thread waiting for room in a full ring sleeps on the tail: it is moved on, and the thread
+ * woken, every this many events, so that it runs on while calltrace drains the rest. */
+#define TAIL_PUBLISH_EVENTS 8192
+/* The region's progress word moves every this many events of the slow path (a few ms under
+ * valgrind with -A), so that the other threads waiting for room see calltrace at work. */
+#define PROGRESS_EVENTS 256
+
+/* How far ahead of the event it reads the drain asks for the ring's cache lines. */
+#define DRAIN_PREFETCH 1024
+
+static void publish_tail(const struct inject_space *sp, uint8_t *ctl, uint64_t tail)
+{
+    space_store(ctl, CTL_TAIL, tail);
+    space_progress(sp);
+    ctl[CTL_GAVE_UP] = 0; /* it may give up waiting for a while, not for good */
+    syscall(SYS_futex, ctl + CTL_TAIL, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+/* Copies the record at position pos (its event, and into data what follows it: -A/-R),
+ * telling whether it is committed; *size: its bytes in the ring, when they can be told. */
+static enum event_state read_event(const uint8_t *ctl, const uint8_t *ring, size_t ring_size,
+                                   uint64_t pos, uint64_t head, struct inject_event *ev,
+                                   uint8_t *data, size_t *size)
+{
+    const uint8_t *at = ring + (pos & (ring_size - 1));
+    uint32_t want = (uint32_t)(pos / EVENT_SIZE) + 1;
+    uint32_t stamp = __atomic_load_n((const uint32_t *)(at + 28), __ATOMIC_ACQUIRE);
+    *size = EVENT_SIZE;
+    uint32_t func = __atomic_load_n((const uint32_t *)(at + 24), __ATOMIC_RELAXED);
+    uint64_t len = 0;
+    bool len_ok = true;
+    if (func & INJECT_EVENT_DATA) {
+        /* written right after the reservation, long before the stamp */
+        len = __atomic_load_n((const uint64_t *)(at + EVENT_SIZE), __ATOMIC_RELAXED);
+        len_ok = len % EVENT_SIZE == 0 && len <= INJECT_RECORD_MAX - EVENT_SIZE &&
+                 pos + EVENT_SIZE + len <= head;
+        if (len_ok)
+            *size = EVENT_SIZE + len;
+    }
+    /* Not committed yet, its writer interrupted right after its reservation (by a signal, a
+     * ptrace stop): its words still hold what the ring's last turn left there, an event's or
+     * the values of a record with data that covered them, and say nothing of this event. Only
+     * the stamp of a later turn says a writer a whole turn ahead wrote over it. (Stale values
+     * read as a stamp ahead, or as a length, made such events lost under valgrind.) */
+    if (stamp != want) {
+        uint32_t ahead = stamp - want, turn = (uint32_t)(ring_size / EVENT_SIZE);
+        return (int32_t)ahead > 0 && ahead % turn == 0 ? EVENT_LOST : EVENT_PENDING;
+    }
+    if (!len_ok)
+        return EVENT_LOST;
+    memcpy(ev, at, sizeof(*ev));
+    if (len && data)
+        memcpy(data, at + EVENT_SIZE, len);
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    /* written over meanwhile by a writer a whole turn ahead (a full ring) */
+    if (__atomic_load_n((const uint32_t *)(at + 28), __ATOMIC_RELAXED) != want)
+        return EVENT_LOST;
+    if (len && space_load(ctl, CTL_HEAD) > pos + ring_size)
+        return EVENT_LOST; /* its data may have been: only positions past pos + ring reach it */
+    if (len && !data)
+        ev->func &= ~INJECT_EVENT_DATA; /* no room to copy it: the call without its values */
+    return EVENT_READY;
+}
+
+/* The stack t's cached mappings put sp on (stack_region without its /proc read), or 0. */
+static uint64_t known_region(const struct thread *t, uint64_t sp)
+{
+    for (int i = 0; i < 2; i++)
+        if (sp >= t->region_lo[i] && sp < t->region_hi[i])
+            return t->region_hi[i];
+    return 0;
+}
+
+/* Nearly every event is a call made below the open one on the same stack, or the return of the
+ * open one: this loop does for them what on_event and the shadow-stack rules would, without
+ * their generality (it is most of calltrace's work per traced call). It stops at the first
+ * event it cannot take as simply (not committed yet, with data, a tail call, an unwound or
+ * inherited frame, an unknown stack...), which drain_slot then gives to on_event; returns the
+ * position it reached. Not used with -A/-R or the call filters. Few live values, so that they
+ * stay in registers: the events packed and the calls made are counted from positions and
+ * depths afterwards, not as it goes. */
+static __attribute__((noinline)) uint64_t drain_common(struct session *s, struct inject_space *sp,
+                                                       int slot, struct thread *t,
+                                                       const uint8_t *ring, uint64_t tail,
+                                                       uint64_t head)
+{
+    struct rec_packer pk;
+    if (!rec_packer_begin(s->rec, t->proc->pid, t->tid, sp->slot_last[slot], &pk))
+        return tail;
+    const uint64_t mask = sp->ring_size - 1, step = tick_step(s);
+    /* the executable's exits compared here, those of the libraries' copies of the blob (-l)
+     * only when there are some */
+    const uint64_t exit = sp->blob_exit, exit_args = sp->blob_exit_args;
+    const struct exit_set exits = space_exit_set(sp);
+    const uint32_t first_func = sp->first_func, nfuncs = sp->end_func - sp->first_func;
+    struct frame *frames = t->stack.frames;
+    const size_t cap = t->stack.cap, depth0 = t->stack.depth;
+    size_t depth = depth0;
+    uint64_t start = tail, last = pk.last_ticks;
+    uint8_t *at = pk.at;
+    for (; tail != head && at <= pk.limit; tail += EVENT_SIZE) {
+        const uint8_t *e = ring + (tail & mask);
+        /* the ring was written up to a millisecond ago: out of L1, often of L2 */
+        __builtin_prefetch(ring + ((tail + DRAIN_PREFETCH) & mask));
+        const uint32_t *stamp = (const uint32_t *)(e + 28),
+                       want = (uint32_t)(tail / EVENT_SIZE) + 1;
+        if (__atomic_load_n(stamp, __ATOMIC_ACQUIRE) != want)
+            break;
+        struct inject_event ev;
+        memcpy(&ev, e, sizeof(ev));
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        uint32_t func = ev.func & INJECT_EVENT_FUNC;
+        if (__atomic_load_n(stamp, __ATOMIC_RELAXED) != want || (ev.func & INJECT_EVENT_DATA) ||
+            func - first_func >= nfuncs || ev.ret == exit || ev.ret == exit_args ||
+            (exits.nlibs && exit_set_has(&exits, ev.ret)))
+            break;
+        uint64_t ticks = last && ev.tsc < last + step ? last + step : ev.tsc;
+        struct frame *top = depth ? &frames[depth - 1] : NULL;
+        if (ev.func & INJECT_EVENT_EXIT) {
+            if (!top || top->entry_sp != ev.slot || top->ret_addr != ev.ret || top->inherited ||
+                (depth > 1 && top[-1].entry_sp == ev.slot && top[-1].ret_addr == ev.ret))
+                break; /* not the open call, or the end of a chain of tail calls */
+            depth--;
+            at += call_pack_event(at, REC_EXIT, 0, top->func, ticks, last);
+        } else {
+            uint64_t region = known_region(t, ev.slot);
+            if (!region || depth == cap ||
+                (top && (top->region != region || top->entry_sp <= ev.slot)))
+                break;
+            frames[depth++] = (struct frame){.entry_sp = ev.slot,
+                                             .ret_addr = ev.ret,
+                                             .region = region,
+                                             .ticks = ticks,
+                                             .func = func};
+            at += call_pack_event(at, REC_ENTER, 0, func, ticks, last);
+        }
+        last = ticks;
+        if (((tail + EVENT_SIZE) / EVENT_SIZE) % TAIL_PUBLISH_EVENTS == 0)
+            publish_tail(sp, space_ctl(sp, slot), tail + EVENT_SIZE);
+    }
+    /* every event taken was packed: entries - exits = depth - depth0 */
+    uint64_t events = (tail - start) / EVENT_SIZE;
+    pk.at = at;
+    pk.last_ticks = last;
+    pk.count = (uint32_t)events;
+    pk.calls = (events - (depth - depth0)) / 2;
+    rec_packer_end(s->rec, &pk);
+    t->stack.depth = depth;
+    sp->slot_last[slot] = last;
+    return tail;
+}
+
+static void drain_slot(struct session *s, struct inject_space *sp, int slot, struct thread *t,
+                       bool final)
+{
+    uint8_t *ctl = space_ctl(sp, slot);
+    uint64_t head = space_load(ctl, CTL_HEAD), tail = space_load(ctl, CTL_TAIL);
+    if (head == tail)
+        return;
+    if (head < tail || head - tail > sp->ring_size || (head - tail) % EVENT_SIZE) {
+        if (!sp->corrupt_reported)
+            err_msg("inject engine: process %d: thread %d's ring is corrupt; its calls are "
+                    "no longer recorded",
+                    (int)sp->pid, (int)t->tid);
+        sp->corrupt_reported = true;
+        s->inject->corrupt_slots++;
+        space_store(ctl, CTL_TAIL, head);
+        return;
+    }
+    const uint8_t *ring = ctl + CTL_SIZE + SHADOW_SIZE;
+    uint64_t saved_now = s->now, since_publish = 0;
+    if (s->capture && !s->inject->record)
+        s->inject->record = malloc(INJECT_RECORD_MAX);
+    uint8_t *data = s->inject->record;
+    bool common = !s->capture && !s->rec->gate;
+    for (size_t size; tail != head; tail += size) {
+        if (common && (tail = drain_common(s, sp, slot, t, ring, tail, head)) == head)
+            break;
+        struct inject_event ev;
+        enum event_state state = read_event(ctl, ring, sp->ring_size, tail, head, &ev, data, &size);
+        if (state == EVENT_PENDING && !final) {
+            uint64_t now = clock_ticks(s->clock);
+            /* only the time the thread could run counts: a thread stopped in the middle of a
+             * trampoline (SIGSTOP, a ptrace stop) commits its event once it runs again */
+            if (sp->slot_stuck_at[slot] != tail + 1 || proc_task_stopped(sp->pid, t->tid)) {
+                sp->slot_stuck_at[slot] = tail + 1;
+                sp->slot_stuck_since[slot] = now;
+            }
+            if ((double)(now - sp->slot_stuck_since[slot]) * s->clock->ns_per_tick < STUCK_NS)
+                break;
+        }
+        if (state != EVENT_READY) {
+            s->inject->drops++;
+            continue;
+        }
+        order_ticks(s, &sp->slot_last[slot], &ev);
+        bool with_data = ev.func & INJECT_EVENT_DATA;
+        on_event(s, t, sp, &ev, &sp->slot_last[slot], with_data ? data : NULL,
+                 with_data ? size - EVENT_SIZE : 0);
+        if (++since_publish % PROGRESS_EVENTS == 0)
+            space_progress(sp);
+        if (since_publish % TAIL_PUBLISH_EVENTS == 0)
+            publish_tail(sp, ctl, tail + size);
+    }
+    s->now = saved_now;
+    publish_tail(sp, ctl, tail);
+}
+
+/* ended: the thread that ended (its ring is drained whole: it will write no more), -1: every
+ * thread's, 0: none. Another thread may be inside a trampoline, between reserving a record
+ * and committing it: a final drain of its ring would lose that record. */
+static void drain_space(struct session *s, struct inject_space *sp, pid_t ended)
+{
+    space_progress(sp);
+    for (int i = 0; i < REGION_SLOTS; i++) {
+        if (!sp->slot_tid[i])
+            continue;
+        struct thread *t = thread_find(s, sp->slot_tid[i]);
+        if (sp->slot_lender[i] && (!t || !t->proc)) /* the vfork child is gone: vfork_done */
+            continue;
+        if (!sp->slot_lender[i] && (!t || !t->proc || t->proc->pid != sp->pid)) {
+            space_slot_release(s->inject, sp, i); /* gone: nothing more will come */
+            continue;
+        }
+        drain_slot(s, sp, i, t, ended == -1 || sp->slot_tid[i] == ended);
+    }
+}
+
+static void drain_all(struct session *s, pid_t ended)
+{
+    struct inject_engine *e = s->inject;
+    for (;;) {
+        struct inject_space *gone = NULL;
+        ADDR_MAP_FOREACH(&e->spaces, slot)
+        {
+            struct inject_space *sp = slot->value;
+            if (!addr_map_get(&s->processes, (uint64_t)sp->pid)) {
+                gone = sp;
+                break;
+            }
+            drain_space(s, sp, ended);
+        }
+        if (!gone)
+            return;
+        addr_map_del(&e->spaces, (uint64_t)gone->pid);
+        space_free(e, gone);
+    }
+}
+
+void inject_drain(struct session *s, bool final)
+{
+    drain_all(s, final ? -1 : 0);
+}
+
+/* SIGCHLD tells of every ptrace stop: calltrace sleeps on it, blocked, with a timeout to drain
+ * the rings, so a stop is handled at once and the rings at least every IDLE_WAIT_NS. */
+pid_t inject_wait(struct session *s, int *status)
+{
+    sigset_t chld;
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &chld, NULL);
+    for (;;) {
+        pid_t tid = waitpid(-1, status, __WALL | WNOHANG);
+        /* a thread or process that ended wrote everything it will: drain it whole */
+        drain_all(s, tid > 0 && (WIFEXITED(*status) || WIFSIGNALED(*status)) ? tid : 0);
+        if (tid != 0)
+            return tid;
+        /* the record reaches the file every ~10 ms, as between ptrace stops: little is lost
+         * if calltrace is killed */
+        recorder_tick(s->rec, clock_ticks(s->clock));
+        if (*s->stop_signal && !s->killing) {
+            errno = EINTR;
+            return -1;
+        }
+        struct timespec ts = {0, IDLE_WAIT_NS};
+        sigtimedwait(&chld, NULL, &ts);
+    }
+}
+
+void inject_drain_thread(struct session *s, struct thread *t)
+{
+    struct inject_space *sp = addr_map_get(&s->inject->spaces, (uint64_t)t->proc->pid);
+    int slot = sp ? space_slot_of(sp, t->tid) : -1;
+    if (slot >= 0 && !sp->slot_lender[slot])
+        drain_slot(s, sp, slot, t, false);
+}
+
+bool inject_hooked_return(const struct session *s, const struct thread *t, uint64_t rsp,
+                          uint64_t *ret)
+{
+    const struct inject_space *sp = addr_map_get(&s->inject->spaces, (uint64_t)t->proc->pid);
+    if (!sp || !space_is_blob_exit(sp, *ret))
+        return false;
+    for (size_t i = t->stack.depth; i-- > 0;)
+        if (t->stack.frames[i].entry_sp == rsp) {
+            *ret = t->stack.frames[i].ret_addr;
+            break;
+        }
+    return true;
+}
+
+bool inject_has_rings(const struct session *s)
+{
+    return s->inject->spaces.count > 0;
+}
+
+/* base: the count of the slots already released; at: the count's offset in a control block. */
+static uint64_t sum_slot_counts(const struct session *s, uint64_t base, size_t at)
+{
+    uint64_t n = base;
+    ADDR_MAP_FOREACH(&s->inject->spaces, slot)
+    {
+        const struct inject_space *sp = slot->value;
+        for (int i = 0; i < REGION_SLOTS; i++)
+            if (sp->slot_tid[i])
+                n += space_load(space_ctl(sp, i), at);
+    }
+    return n;
+}
+
+uint64_t inject_dropped_calls(const struct session *s)
+{
+    return s->inject ? sum_slot_counts(s, s->inject->drops, CTL_DROPS) : 0;
+}
+
+uint64_t inject_lost_returns(const struct session *s)
+{
+    return s->inject ? sum_slot_counts(s, s->inject->lost_returns, CTL_LOST_RETURNS) : 0;
+}

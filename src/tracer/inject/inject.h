@@ -1,0 +1,167 @@
+/* The inject engine (--engine=inject): calltrace keeps ptrace for control only (exec, clone,
+ * fork, exits, signals) and records calls inside the program. Each traced function's entry is
+ * patched with a jump to a trampoline (arch/x86_64/inject_tramp.h) that writes entry and exit
+ * events, with rdtsc, into a per-thread ring in memory shared with calltrace; calltrace drains
+ * the rings into the same recorder, through the same shadow-stack rules (tracer/frames.h), as
+ * the ptrace engine. No ptrace stop per call.
+ *
+ *   calltrace                                     program
+ *   memfd ── mapped ── region: header | slot 0 | slot 1 | ...   (mapped too, via
+ *                                   ctl | shadow stack | ring   /proc/CALLTRACE/fd/N)
+ *   thread t <── drained events ───────────── fs:[0x80] -> its slot's ctl
+ *
+ * -A/-R: captured functions enter the trampoline's args path, which copies what their
+ * capture table names into the ring (tracer/inject/captures.h, tracer/inject/capture_table.h).
+ *
+ * -l: each library the dynamic linker maps gets a code region near it with its own copy of the
+ * blob, and its entries patched (library.c); control/libraries.c follows the dynamic linker for
+ * both engines.
+ *
+ * Attached (-p, attach.c), it patches with every thread stopped; detaching restores every
+ * entry and hooked return address. The shadow stacks are private to the program, so a child it
+ * forks after calltrace died never returns through its parent's entries.
+ *
+ * What it does not do falls back or is said: forked children are traced by the ptrace engine
+ * until they exec (one line), functions it cannot patch safely (too short, a loop head at the
+ * entry, a branch into the bytes the jump covers, an unrelocatable prologue) get the ptrace
+ * engine's breakpoints (-v says which and why; their stops come after the thread's ring is
+ * drained, so both kinds of calls nest in one stack), IFUNC implementations without a symbol
+ * too, programs it cannot handle (static, not glibc, swapcontext) are traced by the ptrace
+ * engine instead. C++ exceptions, thread cancellation and backtrace() cross hooked frames with
+ * a stop where the unwinder starts and ends (tracer/inject/unwind.h). */
+#ifndef CALLTRACE_TRACER_INJECT_INJECT_H
+#define CALLTRACE_TRACER_INJECT_INJECT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "control/session.h"
+#include "symbols/elf_image.h"
+
+#define INJECT_BUFFER_DEFAULT (8u << 20)
+#define INJECT_BUFFER_MIN (64u << 10)
+#define INJECT_BUFFER_MAX (1u << 30)
+
+struct inject_engine {
+    struct addr_map spaces;      /* pid -> struct inject_space */
+    struct addr_map forks;       /* child pid -> struct inject_fork_copy, until it is released */
+    struct addr_map shared_tls;  /* threads cloned without CLONE_SETTLS, until their first stop */
+    struct addr_map ptrace_only; /* forked processes the ptrace engine traces, until they exec */
+    size_t ring_size;            /* per thread, a power of two */
+    uint64_t drops;              /* calls not recorded, from spaces already gone */
+    uint64_t lost_returns;       /* returns not recorded, from spaces already gone */
+    uint64_t corrupt_slots;      /* rings whose indexes made no sense: no longer read */
+    uint64_t tick_step;          /* ticks in a nanosecond, rounded up; 0 until needed */
+    struct addr_map capture_tables; /* func id + 1 -> its capture table (-A/-R), as placed */
+    struct values_buf *values;      /* the record being decoded from a ring (-A/-R) */
+    uint8_t *record;                /* a ring record with data, copied out of the ring */
+    uint8_t *tail_values;           /* the return values of a chain of tail calls, until */
+    size_t tail_values_len;         /* its last exit ends every call of the chain */
+    size_t tail_values_cap;
+    pid_t tail_values_tid;
+    bool children_noted;
+};
+
+/* NULL and a message when out of memory. ring_size: --buffer-size, rounded up to a power of 2. */
+struct inject_engine *inject_engine_new(size_t ring_size);
+void inject_engine_free(struct inject_engine *e);
+
+/* Why the inject engine cannot trace this image yet (static, not glibc, swapcontext), or NULL
+ * when it can. */
+const char *inject_image_unsupported(const char *path);
+
+/* Sets up the shared region and code in p (stopped thread via; at an exec, all its other
+ * threads are gone) and patches the traced functions of image. Returns the number of functions
+ * traced, or -1 (nothing patched: the caller falls back to breakpoints). */
+long inject_trace_image(struct session *s, struct process *p, pid_t via,
+                        const struct elf_image *image, uint64_t bias);
+
+/* -l: patches the traced functions of a library (loaded at bias in p; stopped thread via), in a
+ * code region near it; those it cannot patch get breakpoints. Returns the number traced, or -1
+ * (nothing done: p has no rings, or no room near the library) for the caller's breakpoints. */
+long inject_trace_library(struct session *s, struct process *p, pid_t via,
+                          const struct elf_image *image, uint64_t bias);
+/* -l: the library in [lo, hi) of p was unloaded: drains the rings, then forgets its patches. */
+void inject_forget_library(struct session *s, struct process *p, uint64_t lo, uint64_t hi);
+/* An IFUNC's implementation, to trace under name; done once traced. */
+struct ifunc_impl {
+    uint64_t impl;
+    char *name;
+    bool done;
+};
+/* -l: patches, under their IFUNC's name, the implementations impls[0..n) that the symbols of the
+ * library loaded at bias give an extent to (the others are left for breakpoints), as part of
+ * image image_id. Returns the number traced. */
+long inject_trace_ifuncs(struct session *s, struct process *p, pid_t via, uint32_t image_id,
+                         uint64_t bias, struct ifunc_impl *impls, size_t n);
+/* Is addr the entry of a function the inject engine patched in p? */
+bool inject_patched_at(const struct session *s, const struct process *p, uint64_t addr);
+/* -p, once the entries are patched with every thread of p stopped: each gets its control
+ * block (attach.c); via: the thread to run system calls in. */
+void inject_attach_threads(struct session *s, struct process *p, pid_t via);
+/* Leaving attached processes, every thread stopped and out of the injected code: entries and
+ * hooked return addresses restored, no trampoline waits for calltrace any more. Returns 0, or
+ * -1 (said on stderr). */
+int inject_detach(struct session *s);
+
+/* Moves every event written so far into the recorder; final: even those whose writer never
+ * finished them (counted as dropped), because it will not. */
+void inject_drain(struct session *s, bool final);
+/* Does a traced process have rings (not every image can be injected)? */
+bool inject_has_rings(const struct session *s);
+/* Moves t's events (t stopped: all of them) into the recorder, before a breakpoint of t is. */
+void inject_drain_thread(struct session *s, struct thread *t);
+/* A breakpoint's function entered with ret, read at rsp: when ret is a trampoline's exit (a tail
+ * call from a patched function), sets it to the real return address and returns true: the
+ * trampoline's exit event ends the call, no return site is needed. */
+bool inject_hooked_return(const struct session *s, const struct thread *t, uint64_t rsp,
+                          uint64_t *ret);
+/* Waits for a ptrace stop (its tid, status) while draining the rings; returns like waitpid. */
+pid_t inject_wait(struct session *s, int *status);
+
+/* A new thread's first stop: gives it a control block. */
+void inject_thread_start(struct session *s, struct thread *t);
+/* A new child process of parent. A forked child gets its patches out and its rings private at
+ * its first stop, and is traced by the ptrace engine (or released untraced with --no-follow,
+ * see inject_release_child); a vfork child's calls, made on its parent's thread control
+ * block, are counted but not recorded until vfork_done; an exec gives either its own rings.
+ * Returns true when the child must run untraced (a CLONE_VM process that is not a vfork). */
+bool inject_on_fork(struct session *s, struct thread *parent, pid_t child, bool is_vfork,
+                    bool shares_memory);
+void inject_on_vfork_done(struct session *s, struct thread *parent);
+/* A forked child with nothing of calltrace in its memory (struct process: untouched), at its
+ * first stop: the ptrace engine traces it, until it execs, as any forked child. */
+void inject_on_untouched_child(struct session *s, struct process *p);
+/* A new thread, with the flags of its clone. */
+void inject_on_clone(struct session *s, pid_t tid, unsigned long flags);
+/* What a forked child needs from its parent's region until its first stop (threads.c). */
+struct inject_fork_copy;
+void inject_fork_copy_free(struct inject_fork_copy *c);
+
+/* Before calltrace lets go of a child process: its patches out, its rings its own. */
+void inject_release_child(struct session *s, struct process *p, pid_t tid);
+
+/* Does the inject engine trace p (rather than the ptrace engine)? */
+bool inject_traces(const struct session *s, const struct process *p);
+/* A library was loaded at bias in p (stopped thread tid): breakpoints where its unwinder starts
+ * and ends a walk of the stack, if it has one (tracer/inject/unwind.h). */
+void inject_on_library(struct session *s, struct process *p, pid_t tid, const char *path,
+                       uint64_t bias);
+/* A BP_HOOK breakpoint at addr was hit by t: true when it was one of inject_on_library's. */
+bool inject_on_hook(struct session *s, struct thread *t, uint64_t addr);
+
+/* What goes to the ptrace engine instead (everything is still traced, only slower): said on
+ * stderr, but not with -q (then only with -v). */
+void inject_note(const struct session *s, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Calls the trampolines could not record (ring or shadow stack full, signal handlers inside a
+ * trampoline, a vfork child's). */
+uint64_t inject_dropped_calls(const struct session *s);
+/* Returns the trampolines could not record (ring full): their calls are in the trace, ended at
+ * the next event that proves them over. */
+uint64_t inject_lost_returns(const struct session *s);
+
+#endif

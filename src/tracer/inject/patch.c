@@ -1,0 +1,628 @@
+#include "tracer/inject/patch.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arch/x86_64/inject_tramp.h"
+#include "arch/x86_64/relocate.h"
+#include "tracer/arg_capture.h"
+#include "tracer/inject/captures.h"
+#include "tracer/inject/positions.h"
+#include "tracer/breakpoint/breakpoints.h"
+#include "remote/memory.h"
+#include "symbols/eh_frame_hdr.h"
+#include "util/log.h"
+
+#define JMP_LEN 5
+
+/* The image's text, read once from the program. */
+struct text {
+    uint64_t start; /* runtime address */
+    uint64_t size;
+    uint8_t *bytes; /* size + X86_MAX_INSN, the tail zeroed */
+};
+
+/* Every relative branch target found in the image's function bodies, sorted; and per function
+ * whether its own body jumps back to its first byte (a loop whose head is the entry: every
+ * turn would look like a call). */
+struct branch_map {
+    uint64_t *targets;
+    size_t n, cap;
+    bool *loops_to_entry; /* per image function */
+    uint64_t *starts;     /* every function's runtime start, sorted */
+    size_t nstarts;
+};
+
+size_t patch_code_size(const struct elf_image *image)
+{
+    return image->nfuncs * FUNC_CODE_SIZE;
+}
+
+static const struct text *text_of(const struct text *texts, size_t n, uint64_t addr, uint64_t *off)
+{
+    for (size_t i = 0; i < n; i++)
+        if (addr >= texts[i].start && addr < texts[i].start + texts[i].size) {
+            *off = addr - texts[i].start;
+            return &texts[i];
+        }
+    return NULL;
+}
+
+static int push_target(struct branch_map *m, uint64_t t)
+{
+    if (m->n == m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 4096;
+        uint64_t *nt = reallocarray(m->targets, cap, sizeof(*nt));
+        if (!nt)
+            return -1;
+        m->targets = nt;
+        m->cap = cap;
+    }
+    m->targets[m->n++] = t;
+    return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The target of a relative jump or call (jmp, jcc, call, loop, jrcxz, xbegin), read from its
+ * bytes; false for any other instruction. Read by hand because capstone's details (groups,
+ * operands) cost several times the decoding itself, and a library's whole text is scanned. */
+static bool relative_target(const cs_insn *insn, uint64_t *target, bool *is_call)
+{
+    static const uint8_t prefixes[] = {0xf0, 0xf2, 0xf3, 0x2e, 0x36, 0x3e, 0x26, 0x64, 0x65, 0x67};
+    const uint8_t *b = insn->bytes;
+    size_t n = insn->size, i = 0;
+    while (i < n && memchr(prefixes, b[i], sizeof(prefixes)))
+        i++;
+    if (i < n && b[i] == 0x66)
+        return false; /* a 16-bit displacement: not in 64-bit code */
+    if (i < n && (b[i] & 0xf0) == 0x40)
+        i++;
+    if (i >= n)
+        return false;
+    uint8_t op = b[i];
+    int32_t rel;
+    if ((op == 0xe8 || op == 0xe9) && n - i == 5)
+        memcpy(&rel, b + i + 1, 4);
+    else if ((op == 0xeb || (op >= 0x70 && op <= 0x7f) || (op >= 0xe0 && op <= 0xe3)) && n - i == 2)
+        rel = (int8_t)b[i + 1];
+    else if (op == 0x0f && n - i == 6 && b[i + 1] >= 0x80 && b[i + 1] <= 0x8f)
+        memcpy(&rel, b + i + 2, 4);
+    else if (op == 0xc7 && n - i == 6 && b[i + 1] == 0xf8) /* xbegin */
+        memcpy(&rel, b + i + 2, 4);
+    else
+        return false;
+    *target = insn->address + n + (int64_t)rel;
+    *is_call = op == 0xe8;
+    return true;
+}
+
+/* Disassembles one function body (or a range of code) linearly and notes its relative branch
+ * targets; a byte that does not decode is stepped over, so that what follows is still seen. */
+static int scan_body(csh cs, cs_insn *insn, struct branch_map *m, const uint8_t *code,
+                     uint64_t size, uint64_t addr, bool *loops_to_entry)
+{
+    const uint8_t *p = code;
+    size_t left = size;
+    uint64_t at = addr;
+    while (left) {
+        if (!cs_disasm_iter(cs, &p, &left, &at, insn)) {
+            p++, left--, at++;
+            continue;
+        }
+        uint64_t t;
+        bool is_call;
+        if (!relative_target(insn, &t, &is_call))
+            continue;
+        if (t == addr && !is_call)
+            *loops_to_entry = true;
+        if (push_target(m, t) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* The first element of sorted v[0..n) above x, or n. */
+static size_t first_above(const uint64_t *v, size_t n, uint64_t x);
+
+/* Where a branch would break a patch: just after the start of a function to patch (a jump
+ * covers at most sizeof(inject_patch.orig) bytes). picks: their starts, sorted. */
+static bool near_pick(const uint64_t *picks, size_t n, uint64_t t)
+{
+    size_t i = first_above(picks, n, t - 1); /* the first start >= t */
+    return i > 0 && t - picks[i - 1] < sizeof(((struct inject_patch *)0)->orig);
+}
+
+/* Could a rel32 jump or call in code[0..size) land near a pick? A byte scan (every offset, not
+ * only instruction boundaries): a superset, which the decoding then makes exact. */
+static bool may_branch_to_picks(const uint8_t *code, uint64_t size, uint64_t addr,
+                                const uint64_t *picks, size_t npicks)
+{
+    for (uint64_t j = 0; j + 5 <= size; j++) {
+        int32_t rel;
+        if (code[j] == 0xe8 || code[j] == 0xe9) {
+            memcpy(&rel, code + j + 1, 4);
+            if (near_pick(picks, npicks, addr + j + 5 + (int64_t)rel))
+                return true;
+        } else if (code[j] == 0x0f && j + 6 <= size && code[j + 1] >= 0x80 && code[j + 1] <= 0x8f) {
+            memcpy(&rel, code + j + 2, 4);
+            if (near_pick(picks, npicks, addr + j + 6 + (int64_t)rel))
+                return true;
+        }
+    }
+    return false;
+}
+
+/* Does [lo, hi) come within reach of a rel8 branch (or hold the start) of a pick? */
+static bool close_to_pick(const uint64_t *picks, size_t n, uint64_t lo, uint64_t hi)
+{
+    size_t i = first_above(picks, n, lo > 256 ? lo - 256 : 0);
+    return i < n && picks[i] < hi + 256;
+}
+
+struct span {
+    uint64_t start, end; /* link-time */
+};
+
+static int cmp_span(const void *a, const void *b)
+{
+    const struct span *x = a, *y = b;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* The symbols' bodies, sorted by start. */
+static struct span *symbol_spans(const struct elf_image *image, size_t n)
+{
+    struct span *v = calloc(n ? n : 1, sizeof(*v));
+    for (size_t i = 0; v && i < n; i++)
+        v[i] = (struct span){image->funcs[i].addr, image->funcs[i].addr + image->funcs[i].size};
+    if (v)
+        qsort(v, n, sizeof(*v), cmp_span);
+    return v;
+}
+
+/* The furthest end of a symbol that starts at start, or start. */
+static uint64_t symbol_end(const struct span *v, size_t n, uint64_t start)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (v[mid].start < start)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    uint64_t end = start;
+    for (; lo < n && v[lo].start == start; lo++)
+        if (v[lo].end > end)
+            end = v[lo].end;
+    return end;
+}
+
+/* image->funcs[0..first_range) are decoded whole; the unwind ranges after them (the code the
+ * symbols do not cover, in a stripped file most of it) only where a branch could land near a
+ * pick: decoding a whole text costs about a second, this a few milliseconds. */
+static int scan_branches(const struct elf_image *image, uint64_t bias, const struct text *texts,
+                         size_t ntexts, size_t first_range, const uint64_t *picks, size_t npicks,
+                         struct branch_map *m)
+{
+    m->loops_to_entry = calloc(image->nfuncs ? image->nfuncs : 1, sizeof(bool));
+    struct span *spans = symbol_spans(image, first_range);
+    if (!spans)
+        return -1;
+    /* Without details: see relative_target. */
+    csh cs;
+    if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK)
+        return -1;
+    cs_insn *insn = cs_malloc(cs);
+    if (!m->loops_to_entry || !insn) {
+        if (insn)
+            cs_free(insn, 1);
+        cs_close(&cs);
+        free(spans);
+        return -1;
+    }
+    int rc = 0;
+    for (size_t i = 0; i < image->nfuncs && rc == 0; i++) {
+        const struct func_symbol *f = &image->funcs[i];
+        uint64_t off;
+        const struct text *t = text_of(texts, ntexts, f->addr + bias, &off);
+        if (!t)
+            continue;
+        uint64_t size = f->size < t->size - off ? f->size : t->size - off;
+        uint64_t at = f->addr + bias;
+        bool *loops = &m->loops_to_entry[i], ignored;
+        if (i >= first_range) { /* what a symbol's body at the same start left to see */
+            uint64_t skip = symbol_end(spans, first_range, f->addr) - f->addr;
+            if (skip >= size)
+                continue;
+            if (skip)
+                off += skip, at += skip, size -= skip, loops = &ignored;
+            if (!close_to_pick(picks, npicks, at, at + size) &&
+                !may_branch_to_picks(t->bytes + off, size, at, picks, npicks))
+                continue;
+        }
+        rc = scan_body(cs, insn, m, t->bytes + off, size, at, loops);
+    }
+    free(spans);
+    cs_free(insn, 1);
+    cs_close(&cs);
+    if (rc == 0 && m->n)
+        qsort(m->targets, m->n, sizeof(*m->targets), cmp_u64);
+    m->starts = calloc(image->nfuncs ? image->nfuncs : 1, sizeof(*m->starts));
+    if (!m->starts)
+        return -1;
+    for (size_t i = 0; i < image->nfuncs; i++)
+        m->starts[m->nstarts++] = image->funcs[i].addr + bias;
+    qsort(m->starts, m->nstarts, sizeof(*m->starts), cmp_u64);
+    return rc;
+}
+
+/* The first element of sorted v[0..n) above x, or n. */
+static size_t first_above(const uint64_t *v, size_t n, uint64_t x)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (v[mid] <= x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Does any branch land in (addr, addr + len)? */
+/* Does any of the sorted v[0..n) lie in (addr, addr + len)? */
+static bool inside(const uint64_t *v, size_t n, uint64_t addr, size_t len)
+{
+    size_t i = first_above(v, n, addr);
+    return i < n && v[i] < addr + len;
+}
+
+static bool branch_into(const struct branch_map *m, uint64_t addr, size_t len)
+{
+    return inside(m->targets, m->n, addr, len);
+}
+
+/* A function shorter than the jump, ending in ret or jmp: the jump may cover the alignment
+ * padding after it, when that is nops or int3s that no function starts in. */
+static bool padding_follows(csh cs, const struct branch_map *m, const struct text *t, uint64_t off,
+                            uint64_t addr, size_t covered)
+{
+    size_t next = first_above(m->starts, m->nstarts, addr);
+    if (next < m->nstarts && m->starts[next] < addr + JMP_LEN)
+        return false;
+    if (off + JMP_LEN > t->size)
+        return false;
+    cs_insn *insn = cs_malloc(cs);
+    if (!insn)
+        return false;
+    const uint8_t *p = t->bytes + off + covered;
+    size_t left = t->size - off - covered;
+    uint64_t at = addr + covered;
+    bool ok = true;
+    while (ok && at < addr + JMP_LEN) {
+        if (*p == 0xcc) {
+            p++, left--, at++;
+            continue;
+        }
+        ok = cs_disasm_iter(cs, &p, &left, &at, insn) && insn->id == X86_INS_NOP;
+    }
+    cs_free(insn, 1);
+    return ok;
+}
+
+static int read_texts(struct process *p, const struct elf_image *image, uint64_t bias,
+                      struct text *texts)
+{
+    for (size_t i = 0; i < image->nsegments; i++) {
+        struct text *t = &texts[i];
+        t->start = image->segments[i].vaddr + bias;
+        t->size = image->segments[i].memsz;
+        t->bytes = calloc(1, t->size + X86_MAX_INSN);
+        if (!t->bytes || mem_read(p->mem_fd, t->start, t->bytes, t->size) < 0) {
+            dbg(DBG_PROBE, 1, "cannot read text at %#llx: %s", (unsigned long long)t->start,
+                strerror(errno));
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Relocates f's first instructions into its code slot at code (fills buf). Returns how many
+ * bytes of f the jump covers, or 0 with *why. */
+static size_t plan_function(struct session *s, const struct func_symbol *f, size_t index,
+                            const struct text *t, uint64_t off, uint64_t addr,
+                            const struct branch_map *m, uint64_t code, uint8_t *buf,
+                            const char **why)
+{
+    if (m->loops_to_entry[index]) {
+        *why = "its body jumps back to its first instruction";
+        return 0;
+    }
+    size_t avail = (size_t)(t->size - off) + X86_MAX_INSN;
+    size_t reloc_len, covered;
+    if (x86_relocate_prologue(s->decoder, t->bytes + off, avail, addr, JMP_LEN,
+                              code + FUNC_RELOC_OFF, buf + FUNC_RELOC_OFF, FUNC_RELOC_MAX,
+                              &reloc_len, &covered, why) < 0)
+        return 0;
+    if (covered > f->size || covered > sizeof(((struct inject_patch *)0)->orig)) {
+        *why = "too short for a jump";
+        return 0;
+    }
+    if (covered < JMP_LEN) {
+        if (!padding_follows(s->decoder, m, t, off, addr, covered)) {
+            *why = "too short for a jump, and no padding after it";
+            return 0;
+        }
+        covered = JMP_LEN;
+    }
+    if (branch_into(m, addr, covered)) {
+        *why = "a branch lands inside the bytes the jump would cover";
+        return 0;
+    }
+    memset(buf + FUNC_RELOC_OFF + reloc_len, 0xcc, FUNC_RELOC_MAX - reloc_len);
+    return covered;
+}
+
+static bool wanted(struct session *s, const struct func_symbol *f)
+{
+    if (!func_filter_selects(&s->opts->filter, f->name)) {
+        dbg(DBG_SYMBOLS, 2, "leaving out %s: -F/-N", f->name);
+        return false;
+    }
+    if (f->skipped) {
+        dbg(DBG_SYMBOLS, 1, "skipping %s: C runtime code, or the cold part of a function", f->name);
+        return false;
+    }
+    return true;
+}
+
+/* The stubs of the functions planned, ids[0..n): those with a capture table (-A/-R) enter the
+ * blob at its args entry, the others pay nothing for it. */
+static int write_stubs(struct session *s, struct process *p, pid_t via, uint64_t code,
+                       uint64_t blob, uint8_t *codebuf, const uint32_t *ids, size_t n)
+{
+    uint64_t *tables = calloc(n ? n : 1, sizeof(*tables));
+    if (!tables)
+        return -1;
+    if (s->capture)
+        captures_place(s, p, via, code, ids, n, tables);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t entry = blob + (tables[i] ? inject_blob_entry_args_off : inject_blob_entry_off);
+        inject_func_stub(codebuf + i * FUNC_CODE_SIZE, code + i * FUNC_CODE_SIZE, entry, ids[i],
+                         tables[i]);
+    }
+    free(tables);
+    return 0;
+}
+
+/* Room for n more patches in sp. */
+static int reserve_patches(struct inject_space *sp, size_t n)
+{
+    if (sp->npatches + n <= sp->patches_cap)
+        return 0;
+    size_t cap = sp->npatches + n;
+    struct inject_patch *more = reallocarray(sp->patches, cap ? cap : 1, sizeof(*more));
+    if (!more)
+        return -1;
+    sp->patches = more;
+    sp->patches_cap = cap;
+    return 0;
+}
+
+/* The functions the jump cannot go over get the ptrace engine's breakpoint instead: calltrace
+ * stays attached, and a breakpoint covers one byte, which any function has. */
+static long breakpoint_fallbacks(struct session *s, const struct patch_target *target,
+                                 const struct patch_pick *which, const char *const *why, size_t n)
+{
+    long traced = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct func_symbol f = target->image->funcs[which[i].index];
+        f.name = (char *)which[i].name;
+        int rc = probe_insert_symbol(s, target->p, target->via, target->image_id,
+                                     target->image->path, &f, target->bias);
+        if (rc < 0)
+            break;
+        if (rc > 0)
+            dbg(DBG_PROBE, 1, "%s: on a breakpoint (the ptrace engine's), not patched: %s", f.name,
+                why[i]);
+        traced += rc;
+    }
+    return traced;
+}
+
+/* The jumps of patches [first, sp->npatches) go in a text segment at a time: one write of the
+ * span they cover, made from the copy read at the start (every thread is stopped: nothing
+ * changed the text since), rather than a system call per function (10,000 functions: 25 ms ->
+ * 1 ms). */
+static long write_jumps(struct process *p, const struct inject_space *sp, size_t first,
+                        struct text *texts, size_t ntexts, uint64_t code)
+{
+    long patched = 0;
+    for (size_t t = 0; t < ntexts; t++) {
+        struct text *tx = &texts[t];
+        uint64_t lo = UINT64_MAX, hi = 0;
+        long n = 0;
+        for (size_t i = first; i < sp->npatches; i++) {
+            const struct inject_patch *pt = &sp->patches[i];
+            if (pt->addr < tx->start || pt->addr + pt->len > tx->start + tx->size)
+                continue;
+            inject_entry_jump(tx->bytes + (pt->addr - tx->start), pt->len, pt->addr,
+                              code + (i - first) * FUNC_CODE_SIZE);
+            lo = pt->addr < lo ? pt->addr : lo;
+            hi = pt->addr + pt->len > hi ? pt->addr + pt->len : hi;
+            n++;
+        }
+        if (!n)
+            continue;
+        if (mem_write(p->mem_fd, lo, tx->bytes + (lo - tx->start), hi - lo) < 0) {
+            dbg(DBG_PROBE, 1, "cannot patch %#llx..%#llx: %s", (unsigned long long)lo,
+                (unsigned long long)hi, strerror(errno));
+            continue;
+        }
+        patched += n;
+    }
+    return patched;
+}
+
+/* Where the threads of p may resume inside the image's text (attaching: they were stopped
+ * anywhere), sorted; a jump must not cut through one. */
+static size_t resume_positions(struct session *s, struct process *p, const struct text *texts,
+                               size_t ntexts, uint64_t **out)
+{
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (size_t i = 0; i < ntexts; i++) {
+        lo = texts[i].start < lo ? texts[i].start : lo;
+        hi = texts[i].start + texts[i].size > hi ? texts[i].start + texts[i].size : hi;
+    }
+    return thread_positions(s, p, lo, hi, out);
+}
+
+static long patch_planned(struct session *s, const struct patch_target *target,
+                          const struct patch_pick *picks, size_t npicks, struct text *texts,
+                          const struct branch_map *m, uint8_t *codebuf)
+{
+    struct inject_space *sp = target->sp;
+    const struct elf_image *image = target->image;
+    uint64_t code = target->code;
+    struct patch_pick *fallback = calloc(npicks ? npicks : 1, sizeof(*fallback));
+    const char **fallback_why = calloc(npicks ? npicks : 1, sizeof(*fallback_why));
+    uint32_t *ids = calloc(npicks ? npicks : 1, sizeof(*ids));
+    if (!fallback || !fallback_why || !ids || reserve_patches(sp, npicks) < 0) {
+        free(fallback);
+        free(fallback_why);
+        free(ids);
+        return -1;
+    }
+    if (!sp->end_func) /* the first image: its ids, then its libraries' (-l) */
+        sp->first_func = s->next_func_id;
+    uint64_t *resume = NULL;
+    size_t nresume = resume_positions(s, target->p, texts, image->nsegments, &resume);
+    size_t first_patch = sp->npatches, used = 0, nfallback = 0;
+    for (size_t k = 0; k < npicks; k++) {
+        size_t i = picks[k].index;
+        const struct func_symbol *f = &image->funcs[i];
+        uint64_t addr = f->addr + target->bias, off;
+        const struct text *t = text_of(texts, image->nsegments, addr, &off);
+        if (!t)
+            continue;
+        const char *why = NULL;
+        uint64_t at = code + used * FUNC_CODE_SIZE;
+        uint8_t *buf = codebuf + used * FUNC_CODE_SIZE;
+        size_t covered = plan_function(s, f, i, t, off, addr, m, at, buf, &why);
+        if (covered && inside(resume, nresume, addr, covered)) {
+            covered = 0; /* a breakpoint writes only the first byte */
+            why = "a thread may resume in the middle of the bytes the jump would cover";
+        }
+        if (!covered) {
+            fallback_why[nfallback] = why;
+            fallback[nfallback++] = picks[k];
+            continue;
+        }
+        struct inject_patch *pt = &sp->patches[sp->npatches++];
+        pt->addr = addr;
+        pt->len = (uint8_t)covered;
+        memcpy(pt->orig, t->bytes + off, covered);
+        rec_func(s->rec, s->next_func_id, target->image_id, addr, f->size, picks[k].name);
+        capture_plan_function(s, image->path, f->addr, picks[k].name, s->next_func_id);
+        ids[used++] = s->next_func_id++;
+    }
+    sp->end_func = s->next_func_id;
+    if (write_stubs(s, target->p, target->via, code, target->blob, codebuf, ids, used) < 0) {
+        sp->npatches = first_patch;
+        used = 0;
+    }
+    long patched = 0;
+    if (used && mem_write(target->p->mem_fd, code, codebuf, used * FUNC_CODE_SIZE) < 0) {
+        sp->npatches = first_patch;
+        patched = -1;
+    }
+    free(resume);
+    if (patched >= 0)
+        patched = write_jumps(target->p, sp, first_patch, texts, image->nsegments, code);
+    if (patched >= 0)
+        patched += breakpoint_fallbacks(s, target, fallback, fallback_why, nfallback);
+    free(fallback);
+    free(fallback_why);
+    free(ids);
+    return patched;
+}
+
+void patch_forget(struct inject_space *sp, uint64_t lo, uint64_t hi)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < sp->npatches; i++)
+        if (sp->patches[i].addr < lo || sp->patches[i].addr >= hi)
+            sp->patches[kept++] = sp->patches[i];
+    sp->npatches = kept;
+}
+
+long patch_functions(struct session *s, const struct patch_target *target,
+                     const struct patch_pick *picks, size_t n)
+{
+    const struct elf_image *image = target->image;
+    /* The symbols may not cover every function (a stripped file keeps only its exported ones):
+     * the unwind table's ranges make the scan see the branches of all the code. */
+    struct elf_image scanned = *image;
+    size_t first_range = target->first_range ? target->first_range : image->nfuncs;
+    struct func_symbol *ranges =
+        target->first_range ? NULL : eh_frame_ranges(image, &scanned.nfuncs);
+    if (ranges)
+        scanned.funcs = ranges;
+    uint64_t *starts = calloc(n ? n : 1, sizeof(*starts));
+    for (size_t i = 0; starts && i < n; i++)
+        starts[i] = image->funcs[picks[i].index].addr + target->bias;
+    if (starts)
+        qsort(starts, n, sizeof(*starts), cmp_u64);
+    struct text *texts = calloc(image->nsegments ? image->nsegments : 1, sizeof(*texts));
+    struct branch_map m = {0};
+    uint8_t *codebuf = calloc(1, n * FUNC_CODE_SIZE + 1);
+    long rc = -1;
+    if (n && starts && texts && codebuf && read_texts(target->p, image, target->bias, texts) == 0 &&
+        scan_branches(&scanned, target->bias, texts, image->nsegments, first_range, starts, n,
+                      &m) == 0)
+        rc = patch_planned(s, target, picks, n, texts, &m, codebuf);
+    else if (!n)
+        rc = 0; /* nothing wanted (-F) */
+    free(ranges);
+    free(starts);
+    for (size_t i = 0; texts && i < image->nsegments; i++)
+        free(texts[i].bytes);
+    free(texts);
+    free(m.targets);
+    free(m.loops_to_entry);
+    free(m.starts);
+    free(codebuf);
+    return rc;
+}
+
+long patch_image(struct session *s, struct process *p, pid_t via, struct inject_space *sp,
+                 const struct elf_image *image, uint64_t bias, uint64_t code, uint64_t blob)
+{
+    struct patch_pick *picks = calloc(image->nfuncs ? image->nfuncs : 1, sizeof(*picks));
+    if (!picks)
+        return -1;
+    size_t n = 0;
+    for (size_t i = 0; i < image->nfuncs; i++)
+        if (wanted(s, &image->funcs[i]))
+            picks[n++] = (struct patch_pick){i, image->funcs[i].name};
+    struct patch_target target = {.p = p,
+                                  .via = via,
+                                  .sp = sp,
+                                  .image = image,
+                                  .bias = bias,
+                                  .image_id = s->next_image_id++,
+                                  .code = code,
+                                  .blob = blob};
+    rec_image(s->rec, target.image_id, p->pid, bias, image->path);
+    long rc = patch_functions(s, &target, picks, n);
+    free(picks);
+    return rc;
+}

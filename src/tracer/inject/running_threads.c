@@ -1,0 +1,125 @@
+/* The inject engine on a process that ran before calltrace came (-p), and leaving it again.
+ *
+ * Attaching, every thread is stopped (control/attach.c) while the entries are patched (no thread
+ * is left in the middle of the bytes a jump covers: patch.c skips those functions), and each
+ * gets its control block: nobody claims the main thread's, so a thread calltrace never saw
+ * (created after calltrace died) runs untraced.
+ *
+ * Detaching, with every thread stopped and moved out of the injected code (control/detach.c):
+ *   1. every patched entry gets its original bytes back;
+ *   2. every return address a call hooked (the exit trampoline, in its slot) gets the real one
+ *      back, from the thread's shadow stack, newest first;
+ *   3. every control block is marked given up, so no trampoline still running (a signal frame
+ *      may return into one) ever waits for calltrace again;
+ *   4. the memory of the rings is given back (space_free_rings).
+ * The code and the shared region stay mapped: a signal frame or a relocated call may still
+ * return there, and both lead back to the program's own code. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/user.h>
+
+#include "arch/x86_64/inject_tramp.h"
+#include "tracer/inject/inject.h"
+#include "tracer/inject/space.h"
+#include "remote/memory.h"
+#include "util/log.h"
+
+/* Gives the stopped thread t its control block (the main thread the one set up for it). */
+static void give_block(struct session *s, struct inject_space *sp, struct thread *t, pid_t via)
+{
+    struct user_regs_struct regs;
+    bool is_main = t->tid == sp->pid;
+    int slot = is_main ? space_slot_of(sp, t->tid) : -1;
+    if (ptrace(PTRACE_GETREGS, t->tid, 0, &regs) < 0 || !is_glibc_tcb(t->proc, regs.fs_base)) {
+        dbg(DBG_ENGINE, 1, "thread %d: no glibc thread control block: its calls are not recorded",
+            (int)t->tid);
+        if (slot >= 0)
+            space_slot_release(s->inject, sp, slot);
+        return;
+    }
+    if (!is_main)
+        slot = space_slot_take(sp, t->tid);
+    inject_bind_slot(s, sp, t, slot, regs.fs_base, via);
+}
+
+void inject_attach_threads(struct session *s, struct process *p, pid_t via)
+{
+    struct inject_space *sp = addr_map_get(&s->inject->spaces, (uint64_t)p->pid);
+    if (!sp)
+        return;
+    space_store(sp->local, 0, 1); /* the main thread's block is given, not claimed */
+    if (!thread_find(s, p->pid) && space_slot_of(sp, p->pid) >= 0)
+        space_slot_release(s->inject, sp, space_slot_of(sp, p->pid)); /* the leader is gone */
+    ADDR_MAP_FOREACH(&s->threads, slot)
+    {
+        struct thread *t = slot->value;
+        if (t->proc == p)
+            give_block(s, sp, t, via);
+    }
+}
+
+static int restore_entries(struct process *p, const struct inject_space *sp)
+{
+    int rc = 0;
+    for (size_t i = 0; i < sp->npatches; i++) {
+        const struct inject_patch *pt = &sp->patches[i];
+        if (mem_write(p->mem_fd, pt->addr, pt->orig, pt->len) < 0)
+            rc = -1;
+    }
+    return rc;
+}
+
+/* Step 2 for one thread's shadow stack. A slot is written only while it still holds the exit
+ * trampoline: an entry whose call was abandoned (longjmp) may name a slot reused since. */
+static int unhook_returns(struct process *p, const struct inject_space *sp, int slot)
+{
+    struct shadow_copy shadow;
+    if (space_shadow_read(sp, slot, &shadow) < 0)
+        return -1;
+    struct exit_set exits = space_exit_set(sp);
+    int rc = 0;
+    for (size_t i = shadow.depth; i-- > 0;) {
+        uint64_t entry[2], held;
+        memcpy(entry, shadow.entries + i * SHADOW_ENTRY_SIZE, sizeof(entry));
+        if (mem_read(p->mem_fd, entry[1], &held, sizeof(held)) < 0 || !exit_set_has(&exits, held))
+            continue;
+        if (mem_write(p->mem_fd, entry[1], &entry[0], sizeof(entry[0])) < 0)
+            rc = -1;
+    }
+    free(shadow.entries);
+    return rc;
+}
+
+int inject_detach(struct session *s)
+{
+    int rc = 0;
+    ADDR_MAP_FOREACH(&s->inject->spaces, slot)
+    {
+        struct inject_space *sp = slot->value;
+        struct process *p = addr_map_get(&s->processes, (uint64_t)sp->pid);
+        if (p && restore_entries(p, sp) < 0) {
+            err_msg("process %d: cannot restore its code: %s", (int)p->pid, strerror(errno));
+            rc = -1;
+        }
+    }
+    inject_drain(s, false); /* the calls the threads made on their way out */
+    ADDR_MAP_FOREACH(&s->inject->spaces, slot)
+    {
+        struct inject_space *sp = slot->value;
+        struct process *p = addr_map_get(&s->processes, (uint64_t)sp->pid);
+        for (int i = 0; p && i < REGION_SLOTS; i++) {
+            if (!sp->slot_tid[i])
+                continue;
+            if (!sp->slot_lender[i] && unhook_returns(p, sp, i) < 0) {
+                err_msg("thread %d: cannot restore its return addresses", (int)sp->slot_tid[i]);
+                rc = -1;
+            }
+            space_ctl(sp, i)[CTL_GAVE_UP] = 1;
+            space_slot_release(s->inject, sp, i); /* no later drain may clear the mark */
+        }
+        space_free_rings(sp);
+    }
+    return rc;
+}

@@ -1,0 +1,188 @@
+/* One traced process's side of the inject engine: the region shared with it (a memfd mapped in
+ * both), its per-thread slots, its code region and the entries it patched. */
+#ifndef CALLTRACE_TRACER_INJECT_SPACE_H
+#define CALLTRACE_TRACER_INJECT_SPACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "control/session.h"
+#include "tracer/inject/inject.h"
+#include "tracer/inject/unwind.h"
+
+/*   region:  header (4 KiB: the main thread's claim word) | slot 0 | slot 1 | ... slot N-1
+ *   slot:    ctl (4 KiB, arch/x86_64/inject_tramp.h CTL_*) | shadow stack | ring
+ * A slot's shadow stack (its indexes first) becomes private to the program when a thread takes
+ * it (space_slot_own: an anonymous mapping over the memfd's, one mapping per slot used), so a
+ * forked child gets its own copy; calltrace reads them through /proc/PID/mem, never through
+ * its own mapping. */
+#define REGION_HEADER 4096
+/* In the header: a counter calltrace bumps at each pass over the rings, and as it goes through
+ * a long one. A thread waiting for room in its ring waits as long as it moves: calltrace may be
+ * busy for a while with other rings or stops (slowed down by valgrind, say), and only one that
+ * has stopped or died is given up on. */
+#define REGION_PROGRESS 64
+#define REGION_SLOTS 256       /* threads alive at once; more run untraced */
+#define SHADOW_SIZE (8u << 20) /* 262144 nested calls */
+
+struct inject_patch {
+    uint64_t addr;
+    uint8_t orig[16];
+    uint8_t len;
+};
+
+/* The trampolines' room at the start of a code region: the blob, then a few bytes of data. */
+#define BLOB_ROOM 4096
+
+/* A copy of the blob, and the ids of the functions whose stubs enter it. */
+struct blob_copy {
+    uint64_t exit, exit_args;
+    uint32_t first_func, end_func;
+};
+
+struct inject_space {
+    pid_t pid;
+    int memfd;
+    int mem_fd;      /* the program's memory (its struct process owns it) */
+    uint8_t *local;  /* calltrace's mapping of the region */
+    uint64_t remote; /* the program's */
+    size_t size;
+    size_t slot_size;
+    size_t ring_size;
+    pid_t slot_tid[REGION_SLOTS];         /* 0: free */
+    bool slot_private[REGION_SLOTS];      /* its shadow stack is the program's own memory */
+    uint64_t slot_fs[REGION_SLOTS];       /* the thread's fs base (lent: the TCB word), or 0 */
+    pid_t slot_lender[REGION_SLOTS];      /* lent to a vfork child by this thread, or 0 */
+    uint64_t slot_last[REGION_SLOTS];     /* ticks of the slot's last event */
+    uint64_t slot_stuck_at[REGION_SLOTS]; /* 1 + position of an uncommitted event, or 0 */
+    uint64_t slot_stuck_since[REGION_SLOTS];
+    uint32_t first_func, end_func; /* the ids of its functions */
+    uint64_t blob_exit;            /* where hooked calls return to, in the program */
+    uint64_t blob_exit_args;       /* the same for functions whose values are captured */
+    struct blob_copy *lib_blobs;   /* -l: each library's code region has a copy of the blob
+                                    * (the stubs reach it with a rel32 jump) */
+    size_t nlib_blobs;
+    struct inject_patch *patches;
+    size_t npatches, patches_cap;
+    bool corrupt_reported;
+    struct unwind_hook unwind_hooks[UNWIND_HOOKS_MAX]; /* breakpoints of tracer/inject/unwind.c */
+    size_t nunwind_hooks;
+    uint32_t slot_unwinding[REGION_SLOTS];    /* exceptions thrown, not caught yet (unwind.c) */
+    uint64_t resume_addrs[UNWIND_RESUME_MAX]; /* _Unwind_Resume, hooked once needed */
+    size_t nresume_addrs;
+    bool resume_hooked;
+};
+
+/* Creates the region and maps it into p through the stopped thread via; path_addr: where in p
+ * the path of calltrace's memfd may be written (a few dozen bytes of its code region). */
+struct inject_space *space_new(struct process *p, pid_t via, uint64_t path_addr, size_t ring_size);
+/* Accounts its drops into the engine and frees it (the program's mapping stays). */
+void space_free(struct inject_engine *e, struct inject_space *sp);
+
+/* Detached, every thread stopped and every event drained: gives the memory of the rings back
+ * (the program's mapping stays, as a late trampoline may still write there). */
+void space_free_rings(const struct inject_space *sp);
+
+/* The slot of tid, or -1. */
+int space_slot_of(const struct inject_space *sp, pid_t tid);
+/* A free slot for tid, reset (one already private first); -1 when all are taken. */
+int space_slot_take(struct inject_space *sp, pid_t tid);
+/* Makes the slot's shadow stack private to the program (once), through the stopped thread via
+ * (not one inside a system call at a ptrace event). A slot left shared still works, but a child
+ * forked after calltrace is gone would share it. */
+void space_slot_own(struct inject_space *sp, int slot, struct process *p, pid_t via);
+/* Adds the slot's drops to the engine's count and frees it. */
+void space_slot_release(struct inject_engine *e, struct inject_space *sp, int slot);
+
+static inline uint8_t *space_ctl(const struct inject_space *sp, int slot)
+{
+    return sp->local + REGION_HEADER + (size_t)slot * sp->slot_size;
+}
+static inline uint64_t space_ctl_remote(const struct inject_space *sp, int slot)
+{
+    return sp->remote + REGION_HEADER + (uint64_t)slot * sp->slot_size;
+}
+
+static inline void space_progress(const struct inject_space *sp)
+{
+    __atomic_fetch_add((uint64_t *)(sp->local + REGION_PROGRESS), 1, __ATOMIC_RELEASE);
+}
+
+/* Where hooked calls return to: the exits of every copy of the blob in a process. */
+struct exit_set {
+    uint64_t exit, exit_args; /* the executable's blob */
+    const struct blob_copy *libs;
+    size_t nlibs;
+};
+
+static inline struct exit_set space_exit_set(const struct inject_space *sp)
+{
+    return (struct exit_set){sp->blob_exit, sp->blob_exit_args, sp->lib_blobs, sp->nlib_blobs};
+}
+
+static inline bool exit_set_has(const struct exit_set *x, uint64_t addr)
+{
+    if (addr == x->exit || addr == x->exit_args)
+        return true;
+    for (size_t i = 0; i < x->nlibs; i++)
+        if (addr == x->libs[i].exit || addr == x->libs[i].exit_args)
+            return true;
+    return false;
+}
+
+/* Where a hooked call of function func returns to: the exit of the blob its stub enters (args:
+ * the -A/-R path's). */
+static inline uint64_t exit_set_exit_of(const struct exit_set *x, uint32_t func, bool args)
+{
+    for (size_t i = 0; i < x->nlibs; i++)
+        if (func >= x->libs[i].first_func && func < x->libs[i].end_func)
+            return args ? x->libs[i].exit_args : x->libs[i].exit;
+    return args ? x->exit_args : x->exit;
+}
+
+/* Is addr where a hooked call returns to, in one of sp's code regions? */
+static inline bool space_is_blob_exit(const struct inject_space *sp, uint64_t addr)
+{
+    struct exit_set x = space_exit_set(sp);
+    return exit_set_has(&x, addr);
+}
+
+/* Adds the copy of the blob at code, entered by the stubs of functions [first_func, end_func). */
+int space_add_blob(struct inject_space *sp, uint64_t code, uint32_t first_func, uint32_t end_func);
+
+/* Writes the blob at code in p, with the address of sp's main thread claim word filled in. */
+int inject_write_blob(struct process *p, uint64_t code, const struct inject_space *sp);
+
+/* glibc's thread control block starts with two pointers to itself (tcb, at 0, and self, at
+ * 0x10): anything else is not a layout the trampolines may write into (threads.c). */
+bool is_glibc_tcb(struct process *p, uint64_t fs);
+
+/* Gives the stopped thread t the control block of slot (-1: none free, it runs untraced): its
+ * shadow stack made private (through thread via), fs:[INJECT_TCB_SLOT] pointed at it. */
+void inject_bind_slot(struct session *s, struct inject_space *sp, struct thread *t, int slot,
+                      uint64_t fs_base, pid_t via);
+
+/* A thread's shadow stack, copied out of the program (it is the program's private memory). */
+struct shadow_copy {
+    uint64_t remote;  /* its address in the program: the indexes (CTL_SHADOW_*), then entries */
+    uint64_t base;    /* where its entries start, in the program */
+    size_t depth;     /* entries */
+    uint8_t *entries; /* depth * SHADOW_ENTRY_SIZE bytes, to free */
+};
+/* Reads the shadow stack of slot (its thread stopped). -1 when unreadable, or when its indexes
+ * make no sense (the program wrote over them): then it is best left alone. */
+int space_shadow_read(const struct inject_space *sp, int slot, struct shadow_copy *out);
+
+/* Reads and writes a word of the region the program changes concurrently. */
+static inline uint64_t space_load(const uint8_t *ctl, size_t off)
+{
+    return __atomic_load_n((const uint64_t *)(ctl + off), __ATOMIC_ACQUIRE);
+}
+static inline void space_store(uint8_t *ctl, size_t off, uint64_t v)
+{
+    __atomic_store_n((uint64_t *)(ctl + off), v, __ATOMIC_RELEASE);
+}
+
+#endif

@@ -55,7 +55,7 @@ static bool sym_kept(struct profile *p, uint32_t sym)
     return p->kept[sym] == 1;
 }
 
-static bool frame_kept(struct profile *p, const struct replay_thread *t, uint32_t sym)
+static bool frame_kept(struct profile *p, const struct call_thread *t, uint32_t sym)
 {
     const struct profile_filter *f = p->filter;
     if (f->tid && t->tid != f->tid)
@@ -70,7 +70,7 @@ static bool frame_kept(struct profile *p, const struct replay_thread *t, uint32_
 #define FRAME_KEPT 0x80000000u
 #define FRAME_ANCESTOR(user) ((user) & ~FRAME_KEPT)
 
-static int on_enter(void *ctx, struct replay *r, struct replay_thread *t, struct replay_frame *f)
+static int on_enter(void *ctx, struct replay *r, struct call_thread *t, struct call_frame *f)
 {
     struct profile *p = ctx;
     if (grow_stats(p, r->nsyms) < 0)
@@ -101,10 +101,10 @@ static int add_edge(struct profile *p, uint32_t caller, uint32_t callee)
     return 0;
 }
 
-static int on_exit_call(void *ctx, struct replay *r, const struct replay_call *c)
+static int on_exit_call(void *ctx, struct replay *r, const struct call_done *c)
 {
     struct profile *p = ctx;
-    const struct replay_frame *f = c->frame;
+    const struct call_frame *f = c->frame;
     (void)r;
     if (!(f->user & FRAME_KEPT))
         return 0; /* hidden by a filter */
@@ -120,10 +120,10 @@ static int on_exit_call(void *ctx, struct replay *r, const struct replay_call *c
         s->max_ns = c->total_ns;
     s->calls++;
     s->unfinished += (c->flags & EXIT_UNFINISHED) != 0;
-    s->sum_ns += c->total_ns;
-    s->self_ns += c->self_ns;
+    s->sum_ns = call_ns_add(s->sum_ns, c->total_ns);
+    s->self_ns = call_ns_add(s->self_ns, c->self_ns);
     if (!f->recursive)
-        s->total_ns += c->total_ns;
+        s->total_ns = call_ns_add(s->total_ns, c->total_ns);
     return 0;
 }
 
@@ -132,7 +132,7 @@ int profile_build(struct profile *p, const char *record_path, const struct profi
 {
     static const struct profile_filter all;
     memset(p, 0, sizeof(*p));
-    p->replay.reader.fd = -1;
+    p->replay.calls.file.fd = -1;
     p->filter = filter ? filter : &all;
     p->want_edges = want_edges;
     p->include_hits = calloc(p->filter->ninclude + 1, sizeof(uint64_t));

@@ -6,34 +6,19 @@
 
 #include "util/log.h"
 
-static int64_t to_ns(const struct replay *r, uint64_t ticks)
-{
-    return clock_ticks_to_ns(&r->start, r->complete ? &r->end : NULL, r->ns_per_tick, ticks);
-}
-
-static void saw_time(struct replay *r, int64_t ns)
-{
-    if (r->first_ns > ns || !r->events)
-        r->first_ns = ns;
-    if (r->last_ns < ns)
-        r->last_ns = ns;
-}
+static const struct call_reader_ops replay_call_ops;
 
 int replay_open(struct replay *r, const char *record_path)
 {
     char why[256];
     memset(r, 0, sizeof(*r));
-    if (rec_reader_open(&r->reader, record_path, why, sizeof(why)) < 0) {
+    if (call_reader_open(&r->calls, record_path, &replay_call_ops, r, why, sizeof(why)) < 0) {
         err_msg("%s: %s", record_path, why);
         return -1;
     }
-    r->start = r->reader.header.start;
-    r->end = r->reader.header.end;
-    r->ns_per_tick = r->reader.header.ns_per_tick;
-    r->complete = r->reader.header.flags & REC_F_COMPLETE;
-    r->dropped = r->reader.header.dropped_calls;
-    if (addr_map_init(&r->threads, 64) < 0 || addr_map_init(&r->open_counts, 1024) < 0 ||
-        addr_map_init(&r->sym_by_hash, 1024) < 0) {
+    r->complete = r->calls.file.header.flags & REC_F_COMPLETE;
+    r->dropped = r->calls.file.header.dropped_calls;
+    if (addr_map_init(&r->open_counts, 1024) < 0 || addr_map_init(&r->sym_by_hash, 1024) < 0) {
         err_msg("%s: out of memory", record_path);
         replay_close(r);
         return -1;
@@ -164,103 +149,46 @@ static uint32_t sym_of(struct replay *r, uint32_t func)
     return image == UINT32_MAX ? REPLAY_NO_SYM : intern_sym(r, image, name, (size_t)len, 0);
 }
 
-static struct replay_thread *thread_of(struct replay *r, uint32_t pid, uint32_t tid, int *rc)
-{
-    struct replay_thread *t = r->last_thread;
-    if (t && t->tid == tid)
-        goto found;
-    t = addr_map_get(&r->threads, tid);
-    if (t)
-        goto found;
-    t = calloc(1, sizeof(*t));
-    if (!t || addr_map_put(&r->threads, tid, t) < 0) {
-        free(t);
-        *rc = -1;
-        return NULL;
-    }
-    t->pid = pid;
-    t->tid = tid;
-    t->order = r->nthreads++;
-    if (r->ops->thread && (*rc = r->ops->thread(r->ctx, r, t)))
-        return NULL;
-found:
-    t->pid = pid; /* exec from a thread renames it to the leader */
-    r->last_thread = t;
-    return t;
-}
-
-static uint64_t open_key(const struct replay_thread *t, uint32_t sym)
+static uint64_t open_key(const struct call_thread *t, uint32_t sym)
 {
     return (uint64_t)t->tid << 32 | sym;
 }
 
-static int push_frame(struct replay *r, struct replay_thread *t, uint32_t sym, int64_t ns)
+/* Names the call and counts it open, for the recursion test. */
+static int on_enter(void *ctx, struct call_reader *cr, struct call_thread *t, struct call_frame *f)
 {
-    if (t->depth == t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : 64;
-        struct replay_frame *stack = reallocarray(t->stack, cap, sizeof(*stack));
-        if (!stack)
-            return -1;
-        t->stack = stack;
-        t->cap = cap;
-    }
-    uint64_t key = open_key(t, sym);
+    struct replay *r = ctx;
+    (void)cr;
+    f->sym = sym_of(r, f->func);
+    if (f->sym == REPLAY_NO_SYM)
+        return -1;
+    uint64_t key = open_key(t, f->sym);
     uintptr_t open = (uintptr_t)addr_map_get(&r->open_counts, key);
     if (addr_map_put(&r->open_counts, key, (void *)(open ? open + 1 : 2)) < 0)
         return -1;
-    struct replay_frame *f = &t->stack[t->depth++];
-    *f = (struct replay_frame){.sym = sym, .recursive = open > 1, .start_ns = ns};
+    f->recursive = open > 1;
     return r->ops->enter ? r->ops->enter(r->ctx, r, t, f) : 0;
 }
 
-static int pop_frame(struct replay *r, struct replay_thread *t, int64_t end_ns, unsigned flags)
+static int on_exit_call(void *ctx, struct call_reader *cr, const struct call_done *c)
 {
-    struct replay_frame *f = &t->stack[t->depth - 1];
-    uint64_t key = open_key(t, f->sym);
+    struct replay *r = ctx;
+    (void)cr;
+    uint64_t key = open_key(c->thread, c->frame->sym);
     uintptr_t open = (uintptr_t)addr_map_get(&r->open_counts, key);
     if (open > 2)
         addr_map_put(&r->open_counts, key, (void *)(open - 1)); /* replaces: cannot fail */
     else
         addr_map_del(&r->open_counts, key);
-    int64_t total = end_ns > f->start_ns ? end_ns - f->start_ns : 0;
-    struct replay_call c = {
-        .thread = t,
-        .frame = f,
-        .parent = t->depth > 1 ? f - 1 : NULL,
-        .depth = (uint32_t)t->depth,
-        .end_ns = end_ns,
-        .total_ns = total,
-        .self_ns = total > f->child_ns ? total - f->child_ns : 0,
-        .flags = flags,
-    };
-    if (c.parent)
-        f[-1].child_ns += total;
-    r->calls++;
-    int rc = r->ops->exit ? r->ops->exit(r->ctx, r, &c) : 0;
-    t->depth--;
-    return rc;
+    return r->ops->exit ? r->ops->exit(r->ctx, r, c) : 0;
 }
 
-static int close_thread(struct replay *r, struct replay_thread *t, int64_t ns)
+static int on_values(void *ctx, struct call_reader *cr, struct call_thread *t, struct call_frame *f,
+                     const struct rec_hdr *h)
 {
-    int rc = 0;
-    while (t->depth && !rc)
-        rc = pop_frame(r, t, ns, EXIT_UNFINISHED);
-    return rc;
-}
-
-static int on_call(struct replay *r, const struct rec_call *c)
-{
-    int rc = 0;
-    struct replay_thread *t = thread_of(r, c->pid, c->hdr.tid, &rc);
-    if (!t)
-        return rc;
-    int64_t ns = to_ns(r, c->ticks);
-    saw_time(r, ns);
-    if (c->hdr.type == REC_EXIT)
-        return t->depth ? pop_frame(r, t, ns, c->hdr.flags) : 0;
-    uint32_t sym = sym_of(r, c->func);
-    return sym == REPLAY_NO_SYM ? -1 : push_frame(r, t, sym, ns);
+    struct replay *r = ctx;
+    (void)cr;
+    return r->ops->values ? r->ops->values(r->ctx, r, t, f, h) : 0;
 }
 
 static int pass_on(struct replay *r, const struct rec_hdr *h)
@@ -268,73 +196,34 @@ static int pass_on(struct replay *r, const struct rec_hdr *h)
     return r->ops->record ? r->ops->record(r->ctx, r, h) : 0;
 }
 
-static int handle(struct replay *r, const struct rec_hdr *h)
+static int on_record(void *ctx, struct call_reader *cr, const struct rec_hdr *h)
 {
-    int rc = 0;
+    struct replay *r = ctx;
+    int rc;
+    (void)cr;
     switch (h->type) {
-    case REC_ENTER:
-    case REC_EXIT:
-        return on_call(r, (const struct rec_call *)h);
     case REC_FUNC:
         rc = add_func(r, (const struct rec_func *)h);
         return rc ? rc : pass_on(r, h);
     case REC_IMAGE:
         rc = add_image(r, (const struct rec_image *)h);
         return rc ? rc : pass_on(r, h);
-    case REC_ARGS:
-    case REC_RETVAL:
-        return pass_on(r, h);
-    case REC_THREAD: {
-        const struct rec_thread *th = (const struct rec_thread *)h;
-        struct replay_thread *t = thread_of(r, th->pid, h->tid, &rc);
-        int64_t ns = to_ns(r, th->ticks);
-        saw_time(r, ns);
-        return t ? close_thread(r, t, ns) : rc; /* a reused tid: whatever it left is over */
-    }
-    case REC_THREAD_END: {
-        const struct rec_end *e = (const struct rec_end *)h;
-        struct replay_thread *t = addr_map_get(&r->threads, h->tid);
-        int64_t ns = to_ns(r, e->ticks);
-        saw_time(r, ns);
-        return t ? close_thread(r, t, ns) : 0;
-    }
     default:
         return 0;
     }
 }
 
-/* Threads left open (the record ends early) close in order of appearance, so that consumers
- * see the same order on every replay. */
-static int close_all(struct replay *r)
-{
-    struct replay_thread **order = calloc(r->nthreads ? r->nthreads : 1, sizeof(*order));
-    if (!order)
-        return -1;
-    ADDR_MAP_FOREACH(&r->threads, slot)
-    {
-        struct replay_thread *t = slot->value;
-        order[t->order] = t;
-    }
-    int rc = 0;
-    for (uint32_t i = 0; i < r->nthreads && !rc; i++)
-        if (order[i])
-            rc = close_thread(r, order[i], r->last_ns);
-    free(order);
-    return rc;
-}
+static const struct call_reader_ops replay_call_ops = {
+    .record = on_record, .enter = on_enter, .values = on_values, .exit = on_exit_call};
 
 int replay_run(struct replay *r, const struct replay_ops *ops, void *ctx)
 {
-    r->ops = ops;
+    static const struct replay_ops none;
+    r->ops = ops ? ops : &none;
     r->ctx = ctx;
-    int rc = 0;
-    for (const struct rec_hdr *h; !rc && (h = rec_reader_next(&r->reader));) {
-        rc = handle(r, h);
-        r->events++;
-    }
-    if (!rc)
-        rc = close_all(r);
-    r->damaged = r->reader.corrupt ? 2 : r->reader.truncated ? 1 : 0;
+    int rc = call_reader_run(&r->calls);
+    r->events = r->calls.events;
+    r->damaged = r->calls.damaged;
     if (rc < 0)
         err_msg("out of memory while reading the record");
     return rc;
@@ -342,13 +231,7 @@ int replay_run(struct replay *r, const struct replay_ops *ops, void *ctx)
 
 void replay_close(struct replay *r)
 {
-    ADDR_MAP_FOREACH(&r->threads, slot)
-    {
-        struct replay_thread *t = slot->value;
-        free(t->stack);
-        free(t);
-    }
-    addr_map_free(&r->threads);
+    call_reader_close(&r->calls);
     addr_map_free(&r->open_counts);
     addr_map_free(&r->sym_by_hash);
     for (size_t i = 0; i < r->nsyms; i++)
@@ -359,6 +242,6 @@ void replay_close(struct replay *r)
     free(r->images);
     free(r->func_sym);
     free(r->image_ids);
-    rec_reader_close(&r->reader);
     memset(r, 0, sizeof(*r));
+    r->calls.file.fd = -1;
 }

@@ -1,13 +1,14 @@
-/* Replays a run's binary record as calls: pairs each thread's entries and exits with a stack and
- * hands every completed call, with its depth, parent, inclusive and self time, to a callback.
- * report, graph and tree are all consumers of it.
+/* Replays a run's binary record as calls, named: the calls come from the record's one pairing
+ * reader (record/call_reader.h), with their depth, parent, inclusive and self time; the replay
+ * adds the names. report, graph and tree are all consumers of it.
  *
  * Memory holds the functions, the threads and their open calls, never the events, so any size of
  * run replays in the same memory.
  *
  * Functions are merged by (image path, name) into symbols: the same function seen by several
  * processes (fork, exec of the same program) is one symbol, numbered from 0 in order of first
- * appearance. */
+ * appearance. A call's frame->sym is its symbol, frame->recursive says whether the same symbol is
+ * already open further out on its thread. */
 #ifndef CALLTRACE_ANALYSIS_REPLAY_H
 #define CALLTRACE_ANALYSIS_REPLAY_H
 
@@ -15,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "record/reader.h"
+#include "record/call_reader.h"
 #include "util/addr_map.h"
 
 #define REPLAY_NO_SYM UINT32_MAX
@@ -32,55 +33,23 @@ struct replay_sym {
     uint32_t next_same_hash;
 };
 
-struct replay_frame {
-    uint32_t sym;
-    uint32_t user;  /* a consumer's per-call value, set by its enter callback */
-    bool recursive; /* the same symbol is already open further out on this thread */
-    int64_t start_ns;
-    int64_t child_ns; /* inclusive time of the direct children so far */
-};
-
-struct replay_thread {
-    uint32_t pid;
-    uint32_t tid;
-    uint32_t order; /* 0, 1, 2... in order of first appearance */
-    struct replay_frame *stack;
-    size_t depth;
-    size_t cap;
-    void *user;
-};
-
-struct replay_call {
-    const struct replay_thread *thread;
-    const struct replay_frame *frame;
-    const struct replay_frame *parent; /* NULL for an outermost call */
-    uint32_t depth;                    /* 1 for an outermost call */
-    int64_t end_ns;
-    int64_t total_ns; /* inclusive */
-    int64_t self_ns;  /* minus the direct children's inclusive time */
-    unsigned flags;   /* EXIT_*: unfinished, unwound, inherited */
-};
-
 struct replay;
 
 /* Every callback is optional; a non-zero return from one stops the replay. */
 struct replay_ops {
-    int (*thread)(void *ctx, struct replay *r, struct replay_thread *t);
-    int (*enter)(void *ctx, struct replay *r, struct replay_thread *t, struct replay_frame *f);
-    int (*exit)(void *ctx, struct replay *r, const struct replay_call *c);
+    int (*enter)(void *ctx, struct replay *r, struct call_thread *t, struct call_frame *f);
+    /* A REC_ARGS / REC_RETVAL of f, the innermost open call of t: 1 keeps a copy in f. NULL:
+     * values are not kept. */
+    int (*values)(void *ctx, struct replay *r, struct call_thread *t, struct call_frame *f,
+                  const struct rec_hdr *h);
+    int (*exit)(void *ctx, struct replay *r, const struct call_done *c);
     /* The records that are not entries and exits, as read: REC_FUNC and REC_IMAGE (after the
-     * replay took them in), and REC_ARGS / REC_RETVAL, which belong to the innermost open
-     * call of thread h->tid. */
+     * replay took them in). */
     int (*record)(void *ctx, struct replay *r, const struct rec_hdr *h);
 };
 
 struct replay {
-    struct rec_reader reader;
-    struct clock_anchor start;
-    struct clock_anchor end;
-    double ns_per_tick;
-    int64_t first_ns; /* the earliest time seen */
-    int64_t last_ns;  /* the latest time seen */
+    struct call_reader calls; /* the record, read as calls; its threads: tid -> call_thread */
 
     struct replay_image *images;
     size_t nimages;
@@ -91,14 +60,9 @@ struct replay {
     struct addr_map sym_by_hash; /* hash of (image, name) -> first symbol + 1 */
     uint32_t *image_ids;         /* record image id -> index into images */
     size_t nimage_ids;
-
-    struct addr_map threads; /* tid -> struct replay_thread */
-    struct replay_thread *last_thread;
-    uint32_t nthreads;
     struct addr_map open_counts; /* tid << 32 | sym -> open frames + 1 */
 
     uint64_t events;  /* records read */
-    uint64_t calls;   /* completed calls handed out, inherited ones included */
     bool complete;    /* the header says the run ended cleanly */
     uint64_t dropped; /* calls the engine could not record (the header's count) */
     int damaged;      /* 1 truncated, 2 corrupt */

@@ -39,9 +39,9 @@ int cli_missing_tid(const struct replay *r, const char *run, uint32_t tid)
 {
     char list[256] = "";
     size_t shown = 0;
-    ADDR_MAP_FOREACH(&r->threads, slot)
+    ADDR_MAP_FOREACH(&r->calls.threads, slot)
     {
-        const struct replay_thread *t = slot->value;
+        const struct call_thread *t = slot->value;
         char one[24];
         if (shown++ == 16) {
             strlcat(list, ", ...", sizeof(list));

@@ -21,6 +21,7 @@
 #include "cmd/commands.h"
 #include "output/run_dir.h"
 #include "output/trace_json.h"
+#include "record/call_reader.h"
 #include "record/reader.h"
 #include "record/writer.h"
 #include "util/addr_map.h"
@@ -33,10 +34,11 @@ struct merge_input {
     const char *run;
     char record[PATH_MAX];
     struct rec_header header;
-    uint32_t nfuncs;     /* highest function id + 1 */
-    uint32_t nimages;    /* highest image id + 1 */
-    struct addr_map ids; /* pid/tid of the run -> the one in the merged record */
-    int64_t shift_ns;    /* subtracted from every time (--align) */
+    struct rec_time time; /* the time base every reader of the record uses */
+    uint32_t nfuncs;      /* highest function id + 1 */
+    uint32_t nimages;     /* highest image id + 1 */
+    struct addr_map ids;  /* pid/tid of the run -> the one in the merged record */
+    int64_t shift_ns;     /* subtracted from every time (--align) */
 };
 
 struct merge_ctx {
@@ -167,6 +169,7 @@ static int check_input(struct merge_input *in)
         return -1;
     }
     in->header = r.header;
+    rec_time_of(&in->time, in->record, &r.header); /* a run merged ended cleanly: no pass */
     int rc = addr_map_init(&in->ids, 64);
     for (const struct rec_hdr *h; rc == 0 && (h = rec_reader_next(&r));)
         rc = scan_record(in, h);
@@ -185,9 +188,7 @@ static int check_input(struct merge_input *in)
 
 static int64_t to_ns(const struct merge_input *in, uint64_t ticks)
 {
-    int64_t ns =
-        clock_ticks_to_ns(&in->header.start, &in->header.end, in->header.ns_per_tick, ticks) -
-        in->shift_ns;
+    int64_t ns = rec_time_ns(&in->time, ticks) - in->shift_ns;
     return ns > 0 ? ns : 0;
 }
 

@@ -33,9 +33,6 @@ struct tree_thread {
     uint32_t pid;
     uint32_t tid;
     bool pending; /* the innermost call's line is not printed yet: leaf or opener? */
-    /* the captured values of the open calls, by depth (NULL: none) */
-    struct rec_values **args, **rets;
-    size_t nslots;
 };
 
 struct tree_ctx {
@@ -102,7 +99,7 @@ static void put_header(FILE *out, const struct tree_thread *tt)
 }
 
 /* The first thread prints straight to stdout; the others wait in temporary files. */
-static struct tree_thread *tree_thread_of(struct tree_ctx *tc, struct replay_thread *t)
+static struct tree_thread *tree_thread_of(struct tree_ctx *tc, struct call_thread *t)
 {
     if (t->user)
         return t->user;
@@ -137,40 +134,20 @@ static void put_indent(FILE *out, size_t depth)
         fputs("  ", out);
 }
 
-static bool shown(const struct tree_ctx *tc, const struct replay_thread *t, size_t depth)
+static bool shown(const struct tree_ctx *tc, const struct call_thread *t, size_t depth)
 {
     return (!tc->cli->tid || t->tid == tc->cli->tid) &&
            (!tc->cli->max_depth || depth <= tc->cli->max_depth);
 }
 
-static struct rec_values **value_slot(struct tree_thread *tt, size_t depth, bool ret)
-{
-    if (depth >= tt->nslots) {
-        size_t n = depth + 16;
-        struct rec_values **args = reallocarray(tt->args, n, sizeof(*args));
-        if (args)
-            tt->args = args;
-        struct rec_values **rets = args ? reallocarray(tt->rets, n, sizeof(*rets)) : NULL;
-        if (!rets)
-            return NULL;
-        tt->rets = rets;
-        memset(args + tt->nslots, 0, (n - tt->nslots) * sizeof(*args));
-        memset(rets + tt->nslots, 0, (n - tt->nslots) * sizeof(*rets));
-        tt->nslots = n;
-    }
-    return ret ? &tt->rets[depth] : &tt->args[depth];
-}
-
 /* "(a=1, b=2)", and " = 3" when with_result and there is one; "()" without captured values. */
-static void put_values(const struct tree_ctx *tc, struct tree_thread *tt, size_t depth,
-                       bool with_args, bool with_result)
+static void put_values(const struct tree_ctx *tc, struct tree_thread *tt,
+                       const struct call_frame *f, bool with_args, bool with_result)
 {
-    struct rec_values *args = depth < tt->nslots ? tt->args[depth] : NULL;
-    struct rec_values *ret = depth < tt->nslots ? tt->rets[depth] : NULL;
     struct call_values cv = {0};
-    bool ok = (args || ret) &&
-              call_values_decode(tc->funcs, (args ? args : ret)->func, with_args ? args : NULL,
-                                 with_result ? ret : NULL, &cv) == 0;
+    bool ok =
+        (f->args || f->ret) && call_values_decode(tc->funcs, f->func, with_args ? f->args : NULL,
+                                                  with_result ? f->ret : NULL, &cv) == 0;
     if (with_args) {
         putc('(', tt->out);
         for (size_t i = 0; ok && i < cv.nargs; i++)
@@ -182,28 +159,19 @@ static void put_values(const struct tree_ctx *tc, struct tree_thread *tt, size_t
     call_values_free(&cv);
 }
 
-static void forget_values(struct tree_thread *tt, size_t depth)
-{
-    if (depth >= tt->nslots)
-        return;
-    free(tt->args[depth]);
-    free(tt->rets[depth]);
-    tt->args[depth] = tt->rets[depth] = NULL;
-}
-
 /* The pending call has a child: it opens a block. */
 static void flush_opener(const struct tree_ctx *tc, struct tree_thread *tt, const struct replay *r,
-                         const struct replay_frame *f, size_t depth)
+                         const struct call_frame *f, size_t depth)
 {
     fprintf(tt->out, "%12s  ", "");
     put_indent(tt->out, depth);
     fputs(replay_sym(r, f->sym)->name, tt->out);
-    put_values(tc, tt, depth, true, false);
+    put_values(tc, tt, f, true, false);
     fputs(" {\n", tt->out);
     tt->pending = false;
 }
 
-static int on_enter(void *ctx, struct replay *r, struct replay_thread *t, struct replay_frame *f)
+static int on_enter(void *ctx, struct replay *r, struct call_thread *t, struct call_frame *f)
 {
     struct tree_ctx *tc = ctx;
     if (!shown(tc, t, t->depth))
@@ -214,27 +182,24 @@ static int on_enter(void *ctx, struct replay *r, struct replay_thread *t, struct
     if (tt->pending)
         flush_opener(tc, tt, r, f - 1, t->depth - 1);
     tt->pending = true;
-    forget_values(tt, t->depth);
     return 0;
 }
 
-/* Function and image definitions, to name and type values; values, kept until their call's
- * line is printed. */
+/* Function and image definitions, to name and type values. */
 static int on_record(void *ctx, struct replay *r, const struct rec_hdr *h)
 {
     struct tree_ctx *tc = ctx;
-    if (h->type == REC_FUNC || h->type == REC_IMAGE)
-        return run_funcs_note(tc->funcs, h) < 0 ? -1 : 0;
-    struct replay_thread *t = addr_map_get(&r->threads, h->tid);
-    struct tree_thread *tt = t ? t->user : NULL;
-    if (!tt || !t->depth || !shown(tc, t, t->depth))
-        return 0;
-    struct rec_values **slot = value_slot(tt, t->depth, h->type == REC_RETVAL);
-    if (!slot)
-        return -1;
-    free(*slot);
-    *slot = rec_values_copy(h); /* NULL when damaged: the call is shown without values */
-    return 0;
+    (void)r;
+    return run_funcs_note(tc->funcs, h) < 0 ? -1 : 0;
+}
+
+/* Values are kept with their call until its line is printed, for the calls shown only. */
+static int keep_values(void *ctx, struct replay *r, struct call_thread *t, struct call_frame *f,
+                       const struct rec_hdr *h)
+{
+    struct tree_ctx *tc = ctx;
+    (void)r, (void)f, (void)h;
+    return t->user && shown(tc, t, t->depth);
 }
 
 static void put_marks(FILE *out, unsigned flags)
@@ -247,7 +212,7 @@ static void put_marks(FILE *out, unsigned flags)
         fputs(" /* inherited from the parent */", out);
 }
 
-static int on_exit_call(void *ctx, struct replay *r, const struct replay_call *c)
+static int on_exit_call(void *ctx, struct replay *r, const struct call_done *c)
 {
     struct tree_ctx *tc = ctx;
     struct tree_thread *tt = c->thread->user;
@@ -259,14 +224,13 @@ static int on_exit_call(void *ctx, struct replay *r, const struct replay_call *c
     const char *name = replay_sym(r, c->frame->sym)->name;
     if (tt->pending) {
         fputs(name, tt->out);
-        put_values(tc, tt, c->depth, true, true);
+        put_values(tc, tt, c->frame, true, true);
         putc(';', tt->out);
     } else {
         putc('}', tt->out);
-        put_values(tc, tt, c->depth, false, true);
+        put_values(tc, tt, c->frame, false, true);
         fprintf(tt->out, " /* %s */", name);
     }
-    forget_values(tt, c->depth);
     put_marks(tt->out, c->flags);
     putc('\n', tt->out);
     tt->pending = false;
@@ -297,10 +261,6 @@ static int finish(struct tree_ctx *tc)
                 rc = -1;
             fclose(tt->out);
         }
-        for (size_t d = 0; d < tt->nslots; d++)
-            forget_values(tt, d);
-        free(tt->args);
-        free(tt->rets);
         free(tt);
     }
     free(tc->threads);
@@ -330,7 +290,7 @@ int cmd_tree(int argc, char **argv)
         return 1;
     }
     static const struct replay_ops ops = {
-        .enter = on_enter, .exit = on_exit_call, .record = on_record};
+        .enter = on_enter, .values = keep_values, .exit = on_exit_call, .record = on_record};
     int rc = replay_run(&r, &ops, &tc);
     run_funcs_free(tc.funcs);
     if (finish(&tc) < 0)

@@ -10,10 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "output/call_pairing.h"
 #include "output/call_values.h"
 #include "output/run_dir.h"
-#include "record/reader.h"
+#include "record/call_reader.h"
 #include "util/addr_map.h"
 #include "util/dir_tree.h"
 #include "util/json_string.h"
@@ -30,12 +29,9 @@ struct func_dir {
 struct dirs_writer {
     const char *root; /* RUN/calls */
     unsigned max_dirs;
-    struct rec_header header;
-    struct clock_anchor end;
     struct run_funcs *funcs;
-    struct call_pairing pairing; /* a call's number is N of its function; 0: not captured */
-    struct addr_map by_func;     /* func id + 1 -> struct func_dir */
-    struct func_dir **dirs;      /* in order of first call */
+    struct addr_map by_func; /* func id + 1 -> struct func_dir */
+    struct func_dir **dirs;  /* in order of first call */
     size_t ndirs;
     struct call_dirs_stats *stats;
     int error; /* first errno writing */
@@ -128,12 +124,6 @@ static int write_file(struct dirs_writer *w, const char *path, const void *data,
     return 0;
 }
 
-static double to_us(const struct dirs_writer *w, uint64_t ticks)
-{
-    int64_t ns = clock_ticks_to_ns(&w->header.start, &w->end, w->header.ns_per_tick, ticks);
-    return (double)ns / 1000.0;
-}
-
 /* Names and types come from the program's symbols and DWARF, any bytes at all, and cJSON writes
  * strings as they are: only valid UTF-8 may go in. */
 static void add_text(cJSON *o, const char *key, const char *text)
@@ -154,21 +144,23 @@ static cJSON *value_json(const struct arg_value *a, const char *bin)
     return o;
 }
 
-static void write_call(struct dirs_writer *w, struct func_dir *d, const struct paired_call *call)
+/* A call's frame->user is its number: N of its function, 0 when its values are not kept. */
+static void write_call(struct dirs_writer *w, struct func_dir *d, const struct call_done *call)
 {
+    const struct call_frame *f = call->frame;
     char dir[PATH_MAX], path[PATH_MAX + 200];
     snprintf(dir, sizeof(dir), "%s/%s", w->root, d->folder);
     if (d->folders == 0 && mkdir(dir, 0755) < 0 && errno != EEXIST) {
         note_error(w);
         return;
     }
-    snprintf(dir, sizeof(dir), "%s/%s/%u", w->root, d->folder, call->number);
+    snprintf(dir, sizeof(dir), "%s/%s/%u", w->root, d->folder, f->user);
     if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
         note_error(w);
         return;
     }
     struct call_values cv;
-    if (call_values_decode(w->funcs, call->func, call->args, call->ret, &cv) < 0) {
+    if (call_values_decode(w->funcs, f->func, f->args, f->ret, &cv) < 0) {
         errno = ENOMEM;
         note_error(w);
         call_values_free(&cv);
@@ -176,11 +168,11 @@ static void write_call(struct dirs_writer *w, struct func_dir *d, const struct p
     }
     cJSON *root = cJSON_CreateObject();
     add_text(root, "function", d->name);
-    cJSON_AddNumberToObject(root, "call", call->number);
-    cJSON_AddNumberToObject(root, "pid", call->pid);
-    cJSON_AddNumberToObject(root, "tid", call->tid);
-    cJSON_AddNumberToObject(root, "entry_us", to_us(w, call->entry_ticks));
-    cJSON_AddNumberToObject(root, "exit_us", to_us(w, call->exit_ticks));
+    cJSON_AddNumberToObject(root, "call", f->user);
+    cJSON_AddNumberToObject(root, "pid", call->thread->pid);
+    cJSON_AddNumberToObject(root, "tid", call->thread->tid);
+    cJSON_AddNumberToObject(root, "entry_us", (double)f->start_ns / 1000.0);
+    cJSON_AddNumberToObject(root, "exit_us", (double)call->end_ns / 1000.0);
     if (call->flags & EXIT_UNFINISHED)
         cJSON_AddTrueToObject(root, "unfinished");
     if (call->flags & EXIT_UNWOUND)
@@ -214,31 +206,43 @@ static void write_call(struct dirs_writer *w, struct func_dir *d, const struct p
     w->stats->folders++;
 }
 
-static void end_call(void *ctx, const struct paired_call *call)
+static int end_call(void *ctx, struct call_reader *cr, const struct call_done *call)
 {
     struct dirs_writer *w = ctx;
-    if (!call->number || (call->flags & EXIT_INHERITED))
-        return;
-    struct func_dir *d = dir_of(w, call->func);
-    if (d && (!w->max_dirs || call->number <= w->max_dirs))
+    uint32_t number = call->frame->user;
+    (void)cr;
+    if (!number || (call->flags & EXIT_INHERITED))
+        return 0;
+    struct func_dir *d = dir_of(w, call->frame->func);
+    if (d && (!w->max_dirs || number <= w->max_dirs))
         write_call(w, d, call);
+    return 0;
 }
 
 /* Calls are numbered in call order, from their REC_ARGS; past max_dirs, their values are not
  * kept: they get no folder. */
-static int number_call(void *ctx, struct paired_call *call, const struct rec_hdr *h)
+static int number_call(void *ctx, struct call_reader *cr, struct call_thread *t,
+                       struct call_frame *call, const struct rec_hdr *h)
 {
     struct dirs_writer *w = ctx;
-    if (h->type == REC_ARGS && !call->number) {
+    (void)cr, (void)t;
+    if (h->type == REC_ARGS && !call->user) {
         struct func_dir *d = dir_of(w, call->func);
         if (!d)
             return -1;
-        call->number = ++d->calls;
+        call->user = ++d->calls;
         w->stats->calls++;
         if (w->max_dirs && d->calls == w->max_dirs + 1)
             w->stats->capped++;
     }
-    return call->number && (!w->max_dirs || call->number <= w->max_dirs);
+    return call->user && (!w->max_dirs || call->user <= w->max_dirs);
+}
+
+static int note_funcs(void *ctx, struct call_reader *cr, const struct rec_hdr *h)
+{
+    struct dirs_writer *w = ctx;
+    (void)cr;
+    return run_funcs_note(w->funcs, h);
 }
 
 static void write_index(struct dirs_writer *w)
@@ -265,7 +269,6 @@ static void write_index(struct dirs_writer *w)
 
 static void free_writer(struct dirs_writer *w)
 {
-    call_pairing_free(&w->pairing);
     addr_map_free(&w->by_func);
     for (size_t i = 0; i < w->ndirs; i++) {
         free(w->dirs[i]->name);
@@ -277,28 +280,16 @@ static void free_writer(struct dirs_writer *w)
 
 static int replay(struct dirs_writer *w, const char *record)
 {
+    static const struct call_reader_ops calls = {
+        .record = note_funcs, .values = number_call, .exit = end_call};
     char why[256];
-    struct rec_reader r;
-    if (rec_reader_open(&r, record, why, sizeof(why)) < 0) {
+    struct call_reader cr;
+    if (call_reader_open(&cr, record, &calls, w, why, sizeof(why)) < 0) {
         err_msg("%s: %s", record, why);
         return -1;
     }
-    w->header = r.header;
-    w->end = r.header.end;
-    if (!(r.header.flags & REC_F_COMPLETE)) { /* the last periodic anchor, as trace.json */
-        struct rec_reader scan;
-        if (rec_reader_open(&scan, record, why, sizeof(why)) == 0) {
-            while (rec_reader_next(&scan))
-                ;
-            w->end = scan.last_anchor;
-            rec_reader_close(&scan);
-        }
-    }
-    int failed = 0;
-    for (const struct rec_hdr *h; !failed && (h = rec_reader_next(&r));)
-        failed = run_funcs_note(w->funcs, h) < 0 || call_pairing_feed(&w->pairing, h) < 0;
-    call_pairing_finish(&w->pairing);
-    rec_reader_close(&r);
+    int failed = call_reader_run(&cr);
+    call_reader_close(&cr);
     if (failed)
         err_msg("%s: out of memory while writing the call folders", w->root);
     return failed ? -1 : 0;
@@ -319,9 +310,7 @@ int call_dirs_export(const char *run, unsigned max_dirs, struct call_dirs_stats 
         return -1;
     }
     struct dirs_writer w = {.root = root, .max_dirs = max_dirs, .stats = stats};
-    static const struct call_pairing_ops calls = {.values = number_call, .done = end_call};
-    if (call_pairing_init(&w.pairing, &calls, &w) < 0 || addr_map_init(&w.by_func, 64) < 0 ||
-        !(w.funcs = run_funcs_new())) {
+    if (addr_map_init(&w.by_func, 64) < 0 || !(w.funcs = run_funcs_new())) {
         err_msg("%s: out of memory", root);
         free_writer(&w);
         return -1;

@@ -109,27 +109,6 @@ const char *run_funcs_name(const struct run_funcs *rf, uint32_t func)
     return f ? f->name : "??";
 }
 
-struct rec_values *rec_values_copy(const struct rec_hdr *h)
-{
-    if (h->size < sizeof(struct rec_values))
-        return NULL;
-    const struct rec_values *v = (const struct rec_values *)h;
-    size_t pos = sizeof(*v);
-    for (uint32_t i = 0; i < v->nchunks; i++) { /* every chunk inside the record */
-        struct rec_chunk ch;
-        if (pos + sizeof(ch) > h->size)
-            return NULL;
-        memcpy(&ch, (const uint8_t *)h + pos, sizeof(ch));
-        pos += sizeof(ch) + (((size_t)ch.len + 7) & ~(size_t)7);
-        if (pos > h->size)
-            return NULL;
-    }
-    struct rec_values *copy = malloc(h->size);
-    if (copy)
-        memcpy(copy, h, h->size);
-    return copy;
-}
-
 /* The chunks of a checked record, sorted by kind. */
 struct chunks {
     const uint8_t *gpr, *xmm, *x87, *stack;

@@ -43,8 +43,4 @@ int call_values_decode(struct run_funcs *rf, uint32_t func, const struct rec_val
                        const struct rec_values *ret, struct call_values *out);
 void call_values_free(struct call_values *cv);
 
-/* A heap copy of a REC_ARGS / REC_RETVAL record, checked: NULL when malformed or out of
- * memory. */
-struct rec_values *rec_values_copy(const struct rec_hdr *h);
-
 #endif

@@ -8,10 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "output/call_pairing.h"
 #include "output/call_values.h"
 #include "output/run_dir.h"
-#include "record/reader.h"
+#include "record/call_reader.h"
 #include "util/addr_map.h"
 #include "util/json_string.h"
 #include "util/log.h"
@@ -21,26 +20,17 @@
 
 struct json_writer {
     struct outbuf out;
-    struct clock_anchor start;
-    struct clock_anchor end;
-    double ns_per_tick;
     /* By id: a hash map, not an array, because a damaged record may hold any 32-bit id and
      * memory must stay in proportion to the record. */
     struct addr_map func_names; /* id -> struct call_head */
-    struct call_pairing pairing;
-    struct addr_map pid_reuse; /* pid -> ((generation << 1) | ended) + 1 */
-    struct run_funcs *funcs;   /* images and functions, to format -A / -R values */
+    struct addr_map pid_reuse;  /* pid -> ((generation << 1) | ended) + 1 */
+    struct run_funcs *funcs;    /* images and functions, to format -A / -R values */
     uint64_t process_order;
     uint32_t last_pid; /* track_pid's last answer, for a run of calls of one process */
     uint64_t last_track;
     bool first_event;
     struct trace_json_stats *stats;
 };
-
-static int64_t to_ns(const struct json_writer *w, uint64_t ticks)
-{
-    return clock_ticks_to_ns(&w->start, &w->end, w->ns_per_tick, ticks);
-}
 
 static void begin_event(struct json_writer *w)
 {
@@ -140,7 +130,7 @@ static void put_string_member(struct json_writer *w, const char *sep, const char
 }
 
 /* -A / -R: each argument by name, and "return", as gdb prints them. */
-static void put_values(struct json_writer *w, const struct paired_call *call, const char *sep)
+static void put_values(struct json_writer *w, const struct call_frame *call, const char *sep)
 {
     struct call_values cv;
     if (!w->funcs || (!call->args && !call->ret))
@@ -161,17 +151,16 @@ static void put_values(struct json_writer *w, const struct paired_call *call, co
     call_values_free(&cv);
 }
 
-static void put_call(void *ctx, const struct paired_call *call)
+static int put_call(void *ctx, struct call_reader *cr, const struct call_done *call)
 {
     struct json_writer *w = ctx;
-    int64_t start_ns = to_ns(w, call->entry_ticks);
-    int64_t end_ns = to_ns(w, call->exit_ticks);
+    (void)cr;
     begin_event(w);
-    put_call_head(w, call->func);
-    outbuf_put_usec(&w->out, start_ns);
+    put_call_head(w, call->frame->func);
+    outbuf_put_usec(&w->out, call->frame->start_ns);
     outbuf_puts(&w->out, ",\"dur\":");
-    outbuf_put_usec(&w->out, end_ns > start_ns ? end_ns - start_ns : 0);
-    put_ids(w, call->pid, call->tid);
+    outbuf_put_usec(&w->out, call->total_ns);
+    put_ids(w, call->thread->pid, call->thread->tid);
     outbuf_puts(&w->out, ",\"args\":{");
     const char *sep = "";
     static const struct {
@@ -185,14 +174,23 @@ static void put_call(void *ctx, const struct paired_call *call)
             sep = ",";
         }
     }
-    put_values(w, call, sep);
+    put_values(w, call->frame, sep);
     outbuf_puts(&w->out, "}}");
     /* A forked child's copy of its parent's open calls is shown, but was not called by it. */
     if (call->flags & EXIT_INHERITED)
-        return;
+        return 0;
     w->stats->calls++;
     if (call->flags & EXIT_UNFINISHED)
         w->stats->unfinished++;
+    return 0;
+}
+
+/* Every value is kept: -A / -R are shown with their call. */
+static int keep_values(void *ctx, struct call_reader *cr, struct call_thread *t,
+                       struct call_frame *f, const struct rec_hdr *h)
+{
+    (void)ctx, (void)cr, (void)t, (void)f, (void)h;
+    return 1;
 }
 
 static int remember_func(struct json_writer *w, const struct rec_func *f)
@@ -235,8 +233,10 @@ static void on_thread(struct json_writer *w, const struct rec_thread *t)
     w->stats->threads++;
 }
 
-static int handle(struct json_writer *w, const struct rec_hdr *h)
+static int handle(void *ctx, struct call_reader *cr, const struct rec_hdr *h)
 {
+    struct json_writer *w = ctx;
+    (void)cr;
     switch (h->type) {
     case REC_FUNC:
         if (run_funcs_note(w->funcs, h) < 0)
@@ -256,20 +256,6 @@ static int handle(struct json_writer *w, const struct rec_hdr *h)
     default:
         break;
     }
-    return call_pairing_feed(&w->pairing, h);
-}
-
-/* A run that did not end cleanly has no end anchor in its header: use the last periodic one. */
-static int find_end_anchor(const char *record_path, struct clock_anchor *end)
-{
-    char why[256];
-    struct rec_reader r;
-    if (rec_reader_open(&r, record_path, why, sizeof(why)) < 0)
-        return -1;
-    while (rec_reader_next(&r))
-        ;
-    *end = r.last_anchor;
-    rec_reader_close(&r);
     return 0;
 }
 
@@ -278,7 +264,6 @@ static void free_writer(struct json_writer *w)
     ADDR_MAP_FOREACH(&w->func_names, slot)
     free(slot->value);
     addr_map_free(&w->func_names);
-    call_pairing_free(&w->pairing);
     addr_map_free(&w->pid_reuse);
     run_funcs_free(w->funcs);
 }
@@ -298,49 +283,42 @@ static void put_footer(struct json_writer *w, const struct rec_reader *r)
                   complete ? "true" : "false");
 }
 
+static const struct call_reader_ops json_calls = {
+    .record = handle, .values = keep_values, .exit = put_call};
+
 int trace_json_write(const char *record_path, const char *json_path, bool gzip,
                      struct trace_json_stats *stats)
 {
     char why[256];
-    struct rec_reader r;
+    struct call_reader cr;
+    struct json_writer w = {.first_event = true, .stats = stats};
     memset(stats, 0, sizeof(*stats));
-    if (rec_reader_open(&r, record_path, why, sizeof(why)) < 0) {
+    if (call_reader_open(&cr, record_path, &json_calls, &w, why, sizeof(why)) < 0) {
         err_msg("%s: %s", record_path, why);
         return -1;
     }
-    struct json_writer w = {.start = r.header.start,
-                            .end = r.header.end,
-                            .ns_per_tick = r.header.ns_per_tick,
-                            .first_event = true,
-                            .stats = stats};
-    if (!(r.header.flags & REC_F_COMPLETE))
-        find_end_anchor(record_path, &w.end);
     int rc = gzip ? outbuf_open_gzip(&w.out, json_path, JSON_BUFFER)
                   : outbuf_open(&w.out, json_path, JSON_BUFFER);
     if (rc < 0) {
         err_msg("cannot create %s: %s", json_path, strerror(-rc));
-        rec_reader_close(&r);
+        call_reader_close(&cr);
         return -1;
     }
-    static const struct call_pairing_ops calls = {.done = put_call};
-    if (call_pairing_init(&w.pairing, &calls, &w) < 0 || addr_map_init(&w.func_names, 1024) < 0 ||
-        addr_map_init(&w.pid_reuse, 64) < 0 || !(w.funcs = run_funcs_new())) {
+    if (addr_map_init(&w.func_names, 1024) < 0 || addr_map_init(&w.pid_reuse, 64) < 0 ||
+        !(w.funcs = run_funcs_new())) {
         err_msg("%s: out of memory", json_path);
         outbuf_close(&w.out);
         free_writer(&w);
-        rec_reader_close(&r);
+        call_reader_close(&cr);
         return -1;
     }
     put_header(&w);
-    int failed = 0;
-    for (const struct rec_hdr *h; !failed && (h = rec_reader_next(&r));)
-        failed = handle(&w, h);
-    call_pairing_finish(&w.pairing);
-    stats->record_damaged = r.corrupt ? 2 : r.truncated ? 1 : 0;
-    put_footer(&w, &r);
+    int failed = call_reader_run(&cr);
+    stats->record_damaged = cr.damaged;
+    put_footer(&w, &cr.file);
     rc = outbuf_close(&w.out);
     free_writer(&w);
-    rec_reader_close(&r);
+    call_reader_close(&cr);
     if (failed) {
         err_msg("%s: out of memory while writing the trace", json_path);
         return -1;

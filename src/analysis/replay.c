@@ -26,21 +26,48 @@ int replay_open(struct replay *r, const char *record_path)
     return 0;
 }
 
-/* Grows *arr (of elem bytes each) to hold index, zeroing the new part. */
-static int grow_to(void **arr, size_t *n, size_t index, size_t elem)
+static uint32_t ids_get(const struct replay_ids *ids, uint32_t id)
 {
-    if (index < *n)
-        return 0;
-    size_t cap = *n ? *n : 64;
-    while (cap <= index)
-        cap *= 2;
-    char *p = reallocarray(*arr, cap, elem);
-    if (!p)
-        return -1;
-    memset(p + *n * elem, 0, (cap - *n) * elem);
-    *arr = p;
-    *n = cap;
+    if (id < ids->ndense)
+        return ids->dense[id];
+    uintptr_t v = ids->sparse.slots ? (uintptr_t)addr_map_get(&ids->sparse, id) : 0;
+    return v ? (uint32_t)(v - 1) : UINT32_MAX;
+}
+
+/* Dense up to a few times the ids named so far: the engine's ids count from 0. */
+static bool ids_dense_enough(const struct replay_ids *ids, uint32_t id)
+{
+    return id < ids->ndense || id / 4 <= ids->named + 1024;
+}
+
+static int ids_put(struct replay_ids *ids, uint32_t id, uint32_t index)
+{
+    ids->named++;
+    if (!ids_dense_enough(ids, id)) {
+        if (!ids->sparse.slots && addr_map_init(&ids->sparse, 64) < 0)
+            return -1;
+        return addr_map_put(&ids->sparse, id, (void *)((uintptr_t)index + 1));
+    }
+    if (id >= ids->ndense) {
+        size_t cap = ids->ndense ? ids->ndense : 64;
+        while (cap <= id)
+            cap *= 2;
+        uint32_t *dense = reallocarray(ids->dense, cap, sizeof(*dense));
+        if (!dense)
+            return -1;
+        for (size_t i = ids->ndense; i < cap; i++)
+            dense[i] = UINT32_MAX;
+        ids->dense = dense;
+        ids->ndense = cap;
+    }
+    ids->dense[id] = index;
     return 0;
+}
+
+static void ids_free(struct replay_ids *ids)
+{
+    free(ids->dense);
+    addr_map_free(&ids->sparse);
 }
 
 static int add_image(struct replay *r, const struct rec_image *im)
@@ -61,15 +88,7 @@ static int add_image(struct replay *r, const struct rec_image *im)
             return -1;
         r->nimages++;
     }
-    size_t n = r->nimage_ids;
-    if (grow_to((void **)&r->image_ids, &n, im->image, sizeof(*r->image_ids)) < 0)
-        return -1;
-    /* new slots read as "no image" until named */
-    for (size_t i = r->nimage_ids; i < n; i++)
-        r->image_ids[i] = UINT32_MAX;
-    r->nimage_ids = n;
-    r->image_ids[im->image] = (uint32_t)idx;
-    return 0;
+    return ids_put(&r->image_ids, im->image, (uint32_t)idx);
 }
 
 static uint64_t name_hash(uint32_t image, const char *name, size_t len)
@@ -123,25 +142,19 @@ static int add_func(struct replay *r, const struct rec_func *f)
 {
     uint32_t len;
     const char *name = rec_name(&f->hdr, &len);
-    uint32_t image = f->image < r->nimage_ids ? r->image_ids[f->image] : UINT32_MAX;
+    uint32_t image = ids_get(&r->image_ids, f->image);
     if (image == UINT32_MAX && (image = unknown_image(r)) == UINT32_MAX)
         return -1;
     uint64_t link = f->addr - r->images[image].bias;
     uint32_t s = intern_sym(r, image, name, len, link);
-    size_t n = r->nfunc_ids;
-    if (s == REPLAY_NO_SYM || grow_to((void **)&r->func_sym, &n, f->func, sizeof(uint32_t)) < 0)
-        return -1;
-    for (size_t i = r->nfunc_ids; i < n; i++)
-        r->func_sym[i] = REPLAY_NO_SYM;
-    r->nfunc_ids = n;
-    r->func_sym[f->func] = s;
-    return 0;
+    return s == REPLAY_NO_SYM ? -1 : ids_put(&r->func_sym, f->func, s);
 }
 
 static uint32_t sym_of(struct replay *r, uint32_t func)
 {
-    if (func < r->nfunc_ids && r->func_sym[func] != REPLAY_NO_SYM)
-        return r->func_sym[func];
+    uint32_t known = ids_get(&r->func_sym, func);
+    if (known != REPLAY_NO_SYM)
+        return known;
     /* an entry of a function the record never described: keep the call, name it by its id */
     char name[32];
     int len = snprintf(name, sizeof(name), "func#%u", func);
@@ -240,8 +253,8 @@ void replay_close(struct replay *r)
         free(r->images[i].path);
     free(r->syms);
     free(r->images);
-    free(r->func_sym);
-    free(r->image_ids);
+    ids_free(&r->func_sym);
+    ids_free(&r->image_ids);
     memset(r, 0, sizeof(*r));
     r->calls.file.fd = -1;
 }

@@ -33,6 +33,16 @@ struct replay_sym {
     uint32_t next_same_hash;
 };
 
+/* Record ids (of functions, of images) to indexes: an array while the ids are dense, as the
+ * engine numbers them; an id far past those seen so far (a damaged record may hold any 32-bit
+ * id) goes to a hash map instead, so that memory stays in proportion to the record. */
+struct replay_ids {
+    uint32_t *dense; /* UINT32_MAX: not named */
+    size_t ndense;
+    size_t named;
+    struct addr_map sparse; /* id -> index + 1 */
+};
+
 struct replay;
 
 /* Every callback is optional; a non-zero return from one stops the replay. */
@@ -55,11 +65,9 @@ struct replay {
     size_t nimages;
     struct replay_sym *syms;
     size_t nsyms;
-    uint32_t *func_sym; /* record function id -> symbol */
-    size_t nfunc_ids;
+    struct replay_ids func_sym;  /* record function id -> symbol */
     struct addr_map sym_by_hash; /* hash of (image, name) -> first symbol + 1 */
-    uint32_t *image_ids;         /* record image id -> index into images */
-    size_t nimage_ids;
+    struct replay_ids image_ids; /* record image id -> index into images */
     struct addr_map open_counts; /* tid << 32 | sym -> open frames + 1 */
 
     uint64_t events;  /* records read */

@@ -1,7 +1,9 @@
 /* Fuzz target: reading back the binary record (RUN/events.ctr) into trace.json, as
- * `calltrace export` does with a record left by a killed, full-disk or damaged run. Whatever
+ * `calltrace export` does with a record left by a killed, full-disk or damaged run, and into the
+ * profile `report` and `graph` print: both read calls through record/call_reader.h. Whatever
  * the bytes, it must give either one error or a trace.json that is valid JSON of valid UTF-8
- * with its traceEvents array, and never use memory out of proportion to the input. */
+ * with its traceEvents array, a profile whose times are never negative, and never use memory
+ * out of proportion to the input. */
 #include <cJSON.h>
 #include <fcntl.h>
 #include <string.h>
@@ -9,6 +11,7 @@
 #include <unistd.h>
 
 #include "fuzz.h"
+#include "analysis/profile.h"
 #include "output/trace_json.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -80,6 +83,19 @@ static void check_trace(void)
     free(text);
 }
 
+static void check_profile(void)
+{
+    struct profile p;
+    if (profile_build(&p, record, NULL, true) == 0) {
+        for (size_t s = 0; s < p.replay.nsyms; s++) {
+            const struct func_stats *st = &p.stats[s];
+            FUZZ_ASSERT(st->min_ns >= 0 && st->self_ns >= 0 && st->total_ns >= 0);
+            FUZZ_ASSERT(st->unfinished <= st->calls);
+        }
+    }
+    profile_free(&p);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     write_file(record, data, size);
@@ -87,5 +103,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct trace_json_stats stats;
     if (trace_json_write(record, json, false, &stats) == 0)
         check_trace();
+    check_profile();
     return 0;
 }

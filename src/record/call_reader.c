@@ -138,7 +138,8 @@ static int pop_call(struct call_reader *cr, struct call_thread *t, int64_t end_n
         f[-1].child_ns = call_ns_add(f[-1].child_ns, total);
     cr->calls++;
     int rc = cr->ops->exit ? cr->ops->exit(cr->ctx, cr, &c) : 0;
-    free_values(f);
+    if (f->args || f->ret) /* most calls have none: no call to free() */
+        free_values(f);
     t->depth--;
     return rc;
 }
@@ -219,14 +220,14 @@ static int stop_thread(struct call_reader *cr, const struct rec_end *r)
 int call_reader_feed(struct call_reader *cr, const struct rec_hdr *h)
 {
     cr->events++;
+    if (h->type == REC_ENTER)
+        return push_call(cr, (const struct rec_call *)h);
+    if (h->type == REC_EXIT)
+        return pop_exit(cr, (const struct rec_call *)h);
     int rc = cr->ops->record ? cr->ops->record(cr->ctx, cr, h) : 0;
     if (rc)
         return rc;
     switch (h->type) {
-    case REC_ENTER:
-        return push_call(cr, (const struct rec_call *)h);
-    case REC_EXIT:
-        return pop_exit(cr, (const struct rec_call *)h);
     case REC_ARGS:
     case REC_RETVAL:
         return take_values(cr, h);

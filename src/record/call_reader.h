@@ -65,7 +65,7 @@ struct call_reader;
 
 /* Every callback is optional; a non-zero return from one stops the reading with that value. */
 struct call_reader_ops {
-    /* Every record as read, before the reader takes it in. */
+    /* Every record but the entries and exits, as read, before the reader takes it in. */
     int (*record)(void *ctx, struct call_reader *cr, const struct rec_hdr *h);
     /* A tid seen for the first time (REC_THREAD or REC_ENTER). */
     int (*thread)(void *ctx, struct call_reader *cr, struct call_thread *t);

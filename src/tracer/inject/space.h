@@ -13,7 +13,7 @@
 #include "tracer/inject/unwind.h"
 
 /*   region:  header (4 KiB: the main thread's claim word) | slot 0 | slot 1 | ... slot N-1
- *   slot:    ctl (4 KiB, arch/x86_64/inject_tramp.h CTL_*) | shadow stack | ring
+ *   slot:    ctl (4 KiB, arch/ring_abi.h CTL_*) | shadow stack | ring
  * A slot's shadow stack (its indexes first) becomes private to the program when a thread takes
  * it (space_slot_own: an anonymous mapping over the memfd's, one mapping per slot used), so a
  * forked child gets its own copy; calltrace reads them through /proc/PID/mem, never through

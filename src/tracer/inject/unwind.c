@@ -29,15 +29,6 @@ static const struct {
 };
 #define NENTRIES (sizeof(unwinder_entries) / sizeof(*unwinder_entries))
 
-/* A shadow stack entry as the trampolines write it (inject_tramp.h). */
-struct shadow_entry {
-    uint64_t ret;
-    uint64_t slot;
-    uint64_t func;
-    uint64_t unused;
-};
-_Static_assert(sizeof(struct shadow_entry) == SHADOW_ENTRY_SIZE, "shadow entry layout");
-
 static struct inject_space *space_of(struct session *s, pid_t pid)
 {
     return s->inject ? addr_map_get(&s->inject->spaces, (uint64_t)pid) : NULL;

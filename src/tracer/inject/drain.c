@@ -181,7 +181,10 @@ static __attribute__((noinline)) uint64_t drain_common(struct session *s, struct
     struct frame *frames = t->stack.frames;
     const size_t cap = t->stack.cap, depth0 = t->stack.depth;
     size_t depth = depth0;
-    uint64_t start = tail, last = pk.last_ticks;
+    /* prev: the thread's last event, which each is kept a step after (the general path may
+     * have taken some that recorded nothing); last: the last one recorded, which the packer
+     * counts deltas from */
+    uint64_t start = tail, last = pk.last_ticks, prev = sp->slot_last[slot];
     uint8_t *at = pk.at;
     for (; tail != head && at <= pk.limit; tail += EVENT_SIZE) {
         /* the ring was written up to a millisecond ago: out of L1, often of L2 */
@@ -193,7 +196,7 @@ static __attribute__((noinline)) uint64_t drain_common(struct session *s, struct
         if ((ev.func & INJECT_EVENT_DATA) || func - first_func >= nfuncs || ev.ret == exit ||
             ev.ret == exit_args || (exits.nlibs && exit_set_has(&exits, ev.ret)))
             break;
-        uint64_t ticks = last && ev.tsc < last + step ? last + step : ev.tsc;
+        uint64_t ticks = prev && ev.tsc < prev + step ? prev + step : ev.tsc;
         struct frame *top = depth ? &frames[depth - 1] : NULL;
         if (ev.func & INJECT_EVENT_EXIT) {
             if (!top || top->entry_sp != ev.slot || top->ret_addr != ev.ret || top->inherited ||
@@ -213,7 +216,7 @@ static __attribute__((noinline)) uint64_t drain_common(struct session *s, struct
                                              .func = func};
             at += call_pack_event(at, REC_ENTER, 0, func, ticks, last);
         }
-        last = ticks;
+        last = prev = ticks;
         if (((tail + EVENT_SIZE) / EVENT_SIZE) % TAIL_PUBLISH_EVENTS == 0)
             publish_tail(sp, space_ctl(sp, slot), tail + EVENT_SIZE);
     }
@@ -225,7 +228,7 @@ static __attribute__((noinline)) uint64_t drain_common(struct session *s, struct
     pk.calls = (events - (depth - depth0)) / 2;
     rec_packer_end(s->rec, &pk);
     t->stack.depth = depth;
-    sp->slot_last[slot] = last;
+    sp->slot_last[slot] = prev;
     return tail;
 }
 

@@ -17,6 +17,63 @@
 .pushsection .rodata.calltrace_inject, "a"
 .intel_syntax noprefix
 .p2align 6
+/* The frames the stubs below save registers into, in the red zone under S (see their
+ * pictures): the plain entry's, and the one the args entry and exit share (rbp = S; [S-8] rax
+ * and [S-16] are written apart, as the two use them differently). */
+.macro RESTORE_ENTRY_FRAME
+    mov rax, [rsp-8]
+    mov rdx, [rsp-16]
+    mov rcx, [rsp-24]
+    mov r11, [rsp-32]
+    mov r10, [rsp-40]
+.endm
+.macro SAVE_ARGS_FRAME
+    mov [rsp-24], rdx
+    mov [rsp-32], rcx
+    mov [rsp-40], r11
+    mov [rsp-48], r10
+    mov [rsp-56], rdi
+    mov [rsp-64], rsi
+    mov [rsp-72], r8
+    mov [rsp-80], r9
+    mov [rsp-88], rbx
+    mov [rsp-96], rbp
+    mov [rsp-104], r12
+    mov [rsp-112], r13
+    mov [rsp-120], r14
+    mov [rsp-128], r15
+.endm
+.macro RESTORE_ARGS_FRAME
+    mov rax, [rbp-8]
+    mov rdx, [rbp-24]
+    mov rcx, [rbp-32]
+    mov r11, [rbp-40]
+    mov r10, [rbp-48]
+    mov rdi, [rbp-56]
+    mov rsi, [rbp-64]
+    mov r8, [rbp-72]
+    mov r9, [rbp-80]
+    mov rbx, [rbp-88]
+    mov r12, [rbp-104]
+    mov r13, [rbp-112]
+    mov r14, [rbp-120]
+    mov r15, [rbp-128]
+.endm
+
+/* Reserves a record in the ring of the control block ctl: r10 holds its size on the way in
+ * and the stamp that will commit it on the way out; at: where it goes in the ring (it never
+ * wraps: the ring has slack after its end). One instruction (xadd) reserves it, so a signal
+ * handler's calls reserve theirs before or after it, never in between. The record is
+ * committed by writing the stamp, 32 bits, at [at+EV_STAMP], last: x86 keeps stores in order. */
+.macro RING_RESERVE ctl, at
+    xadd [\ctl+CTL_HEAD], r10
+    mov \at, r10
+    and \at, [\ctl+CTL_MASK]
+    add \at, [\ctl+CTL_RING]
+    shr r10, EVENT_SHIFT                    /* position / event size + 1 */
+    inc r10d
+.endm
+
 .globl inject_blob
 inject_blob:
 /* inject_blob_entry: a plain traced function F was called; F_stub jumped here.
@@ -41,7 +98,7 @@ inject_blob_entry:
     mov [rsp-24], rcx
     mov [rsp-32], r11
     mov [rsp-40], r10
-    mov r11, [rax+DESC_RELOC]                          /* the relocated start of the function */
+    mov r11, [rax+DESC_RELOC]               /* the relocated start of the function */
     mov [rsp-48], r11
     mov rcx, qword ptr fs:[INJECT_TCB_SLOT]
     cmp rcx, 1
@@ -57,25 +114,20 @@ inject_blob_entry:
     cmp rdx, [rcx+CTL_SHADOW_END]
     jae .Lentry_shadow_full
     mov r11, [rsp]
-    mov [rdx+SH_RET], r11                          /* shadow: real return address */
-    mov [rdx+SH_SLOT], rsp                 /*         its slot */
+    mov [rdx+SH_RET], r11                   /* shadow: real return address */
+    mov [rdx+SH_SLOT], rsp                  /*         its slot */
     mov r10d, [rax+DESC_FUNC]
-    mov [rdx+SH_FUNC], r10                 /*         function id */
+    mov [rdx+SH_FUNC], r10                  /*         function id */
     mov rdx, [rcx+CTL_HEAD]
     sub rdx, [rcx+CTL_TAIL]
     cmp rdx, [rcx+CTL_LIMIT]
     ja .Lentry_ring_wait
 .Lentry_ring_ok:
     mov r10d, EVENT_SIZE
-    xadd [rcx+CTL_HEAD], r10                /* r10: the event's position */
-    mov rdx, r10
-    and rdx, [rcx+CTL_MASK]
-    add rdx, [rcx+CTL_RING]
-    shr r10, EVENT_SHIFT                    /* its stamp: position / event size + 1 */
-    inc r10d
+    RING_RESERVE rcx, rdx
     mov [rdx+EV_SLOT], rsp
     mov [rdx+EV_RET], r11
-    mov r11d, [rax+DESC_FUNC]                   /* func; the top bit clear: an entry */
+    mov r11d, [rax+DESC_FUNC]               /* func; the top bit clear: an entry */
     mov [rdx+EV_FUNC], r11d
     mov r11, rdx
     rdtsc
@@ -85,11 +137,7 @@ inject_blob_entry:
 /* x86 keeps stores in order: the stamp, last, commits the event. */
     mov [r11+EV_STAMP], r10d
 .Lentry_hook:
-    mov rax, [rsp-8]
-    mov rdx, [rsp-16]
-    mov rcx, [rsp-24]
-    mov r11, [rsp-32]
-    mov r10, [rsp-40]
+    RESTORE_ENTRY_FRAME
     lea rsp, [rsp+8]
     call qword ptr [rsp-56]                 /* S-48: the relocated start */
 /* inject_blob_exit: F returned here through the slot S the entry hooked; rsp = S+8, F's
@@ -137,17 +185,12 @@ inject_blob_exit:
     ja .Lexit_ring_wait
 .Lexit_ring_ok:
     mov r10d, EVENT_SIZE
-    xadd [rcx+CTL_HEAD], r10
-    mov rax, r10
-    and rax, [rcx+CTL_MASK]
-    add rax, [rcx+CTL_RING]
-    shr r10, EVENT_SHIFT
-    inc r10d
+    RING_RESERVE rcx, rax
     mov [rax+EV_SLOT], r11
     mov rdx, [rsp-56]
     mov [rax+EV_RET], rdx
     mov rdx, [rsp-64]
-    bts edx, INJECT_EVENT_EXIT_BIT                             /* the top bit: an exit */
+    bts edx, INJECT_EVENT_EXIT_BIT          /* the top bit: an exit */
     mov [rax+EV_FUNC], edx
     mov r11, rax
     rdtsc
@@ -195,11 +238,7 @@ inject_blob_exit:
 .Lentry_drop:
     inc qword ptr [rcx+CTL_DROPS]
 .Lentry_untraced:                           /* run the function as if never patched */
-    mov rax, [rsp-8]
-    mov rdx, [rsp-16]
-    mov rcx, [rsp-24]
-    mov r11, [rsp-32]
-    mov r10, [rsp-40]
+    RESTORE_ENTRY_FRAME
     jmp qword ptr [rsp-48]
 /* No control block yet: the main thread takes the one reserved for it (every other thread
  * gets its own from calltrace before it runs); 1 marks a thread left untraced. */
@@ -261,7 +300,7 @@ inject_blob_exit:
 .Lwait_count:
     dec qword ptr [rsp+16]
     js .Lwait_give_up
-    mov eax, __NR_kill                             /* kill(calltrace, SIGCHLD): it drains */
+    mov eax, __NR_kill                      /* kill(calltrace, SIGCHLD): it drains */
     mov edi, [rbx+CTL_CONSUMER]
     mov esi, TRAMP_SIGCHLD
     syscall
@@ -271,7 +310,7 @@ inject_blob_exit:
     add rax, r8
     cmp rax, [rbx+CTL_LIMIT]
     jbe .Lwait_room
-    mov eax, __NR_futex                            /* futex(&tail, FUTEX_WAIT, edx, 1 ms) */
+    mov eax, __NR_futex                     /* futex(&tail, FUTEX_WAIT, edx, 1 ms) */
     lea rdi, [rbx+CTL_TAIL]
     xor esi, esi                            /* TRAMP_FUTEX_WAIT: 0 */
     mov r10, rsp
@@ -318,20 +357,7 @@ inject_blob_exit:
  *     | [stack arguments: CAP_SLOT] | the entry's pointer reads: CAP_SLOT each
  *   committed by its stamp once all of it is written. */
 inject_blob_entry_args:
-    mov [rsp-24], rdx
-    mov [rsp-32], rcx
-    mov [rsp-40], r11
-    mov [rsp-48], r10
-    mov [rsp-56], rdi
-    mov [rsp-64], rsi
-    mov [rsp-72], r8
-    mov [rsp-80], r9
-    mov [rsp-88], rbx
-    mov [rsp-96], rbp
-    mov [rsp-104], r12
-    mov [rsp-112], r13
-    mov [rsp-120], r14
-    mov [rsp-128], r15
+    SAVE_ARGS_FRAME
     mov rbp, rsp                            /* rbp: S */
     lea rsp, [rsp-128]
     mov r11, [rax+DESC_RELOC]
@@ -353,9 +379,9 @@ inject_blob_entry_args:
     mov [rdx+SH_RET], r11
     mov [rdx+SH_SLOT], rbp
     mov r10d, [rbx+DESC_FUNC]
-    bts r10, SH_FUNC_TABLE_BIT                             /* marks an entry with a table, */
+    bts r10, SH_FUNC_TABLE_BIT              /* marks an entry with a table, */
     mov [rdx+SH_FUNC], r10
-    mov [rdx+SH_TABLE], r13                       /* this one */
+    mov [rdx+SH_TABLE], r13                 /* this one */
 /* The record's size: the fixed part, and each read's bytes, known from the registers. */
     push rbx
     sub rsp, 48
@@ -379,7 +405,7 @@ inject_blob_entry_args:
     add rsp, 48
     pop rbx
     lea r14, [r11+EVENT_SIZE+EVENT_SIZE-1]
-    and r14, -EVENT_SIZE                            /* r14: the record's size */
+    and r14, -EVENT_SIZE                    /* r14: the record's size */
     mov rdx, [r12+CTL_HEAD]
     sub rdx, [r12+CTL_TAIL]
     add rdx, r14
@@ -388,12 +414,7 @@ inject_blob_entry_args:
     ja .La_ring_wait
 .La_ring_ok:
     mov r10, r14
-    xadd [r12+CTL_HEAD], r10
-    mov r15, r10
-    and r15, [r12+CTL_MASK]
-    add r15, [r12+CTL_RING]                 /* r15: the record (never wraps: slack) */
-    shr r10, EVENT_SHIFT
-    inc r10d
+    RING_RESERVE r12, r15
     push r10                                /* its stamp, written last */
     mov [r15+EV_SLOT], rbp
     mov r11, [rbp]
@@ -408,7 +429,7 @@ inject_blob_entry_args:
     lea rax, [r14-EVENT_SIZE]
     mov [r15+EV_DATA_LEN], rax
     mov rax, [rbp-56]
-    mov [r15+EV_DATA], rax                       /* rdi rsi rdx rcx r8 r9 */
+    mov [r15+EV_DATA], rax                  /* rdi rsi rdx rcx r8 r9 */
     mov rax, [rbp-64]
     mov [r15+EV_DATA+8], rax
     mov rax, [rbp-24]
@@ -419,7 +440,7 @@ inject_blob_entry_args:
     mov [r15+EV_DATA+32], rax
     mov rax, [rbp-80]
     mov [r15+EV_DATA+40], rax
-    lea r14, [r15+EV_DATA+48]                       /* r14: where the next bytes go */
+    lea r14, [r15+EV_DATA+48]               /* r14: where the next bytes go */
     cmp byte ptr [r13+CT_ENTRY_XMM], 0
     je .La_no_xmm
     movdqu [r14], xmm0
@@ -446,22 +467,9 @@ inject_blob_entry_args:
     lea r8, [r15+EV_DATA]
     call .Lcapture_reads
     pop r10
-    mov [r15+EV_STAMP], r10d                      /* commits the record */
+    mov [r15+EV_STAMP], r10d                /* commits the record */
 .La_hook:
-    mov rax, [rbp-8]
-    mov rdx, [rbp-24]
-    mov rcx, [rbp-32]
-    mov r11, [rbp-40]
-    mov r10, [rbp-48]
-    mov rdi, [rbp-56]
-    mov rsi, [rbp-64]
-    mov r8, [rbp-72]
-    mov r9, [rbp-80]
-    mov rbx, [rbp-88]
-    mov r12, [rbp-104]
-    mov r13, [rbp-112]
-    mov r14, [rbp-120]
-    mov r15, [rbp-128]
+    RESTORE_ARGS_FRAME
     lea rsp, [rbp+8]
     mov rbp, [rsp-104]
     call qword ptr [rsp-24]                 /* S-16: the relocated start */
@@ -475,20 +483,7 @@ inject_blob_entry_args:
 inject_blob_exit_args:
     lea rsp, [rsp-8]
     mov [rsp-8], rax
-    mov [rsp-24], rdx
-    mov [rsp-32], rcx
-    mov [rsp-40], r11
-    mov [rsp-48], r10
-    mov [rsp-56], rdi
-    mov [rsp-64], rsi
-    mov [rsp-72], r8
-    mov [rsp-80], r9
-    mov [rsp-88], rbx
-    mov [rsp-96], rbp
-    mov [rsp-104], r12
-    mov [rsp-112], r13
-    mov [rsp-120], r14
-    mov [rsp-128], r15
+    SAVE_ARGS_FRAME
     mov rbp, rsp
     lea rsp, [rsp-128]
     mov r12, qword ptr fs:[INJECT_TCB_SLOT]
@@ -505,7 +500,7 @@ inject_blob_exit_args:
     mov r13, [rdx+SH_TABLE]
     mov [r12+CTL_SHADOW_TOP], rdx
     xor r14d, r14d                          /* r14: bytes of data */
-    bt rbx, SH_FUNC_TABLE_BIT                              /* a plain entry (a tail call): no data */
+    bt rbx, SH_FUNC_TABLE_BIT               /* a plain entry (a tail call): no data */
     jnc .Lxa_sized
     mov r11d, [r13+CT_EXIT_SIZE]
     test r11d, r11d
@@ -533,12 +528,7 @@ inject_blob_exit_args:
     ja .Lxa_ring_wait
 .Lxa_ring_ok:
     lea r10, [r14+EVENT_SIZE]
-    xadd [r12+CTL_HEAD], r10
-    mov r15, r10
-    and r15, [r12+CTL_MASK]
-    add r15, [r12+CTL_RING]
-    shr r10, EVENT_SHIFT
-    inc r10d
+    RING_RESERVE r12, r15
     push r10
     mov [r15+EV_SLOT], rbp
     mov rax, [rbp-16]
@@ -558,7 +548,7 @@ inject_blob_exit_args:
     jz .Lxa_commit
     mov [r15+EV_DATA_LEN], r14
     mov rax, [rbp-8]
-    mov [r15+EV_DATA], rax                       /* rax rdx */
+    mov [r15+EV_DATA], rax                  /* rax rdx */
     mov rax, [rbp-24]
     mov [r15+EV_DATA+8], rax
     lea r14, [r15+EV_DATA+16]
@@ -595,20 +585,7 @@ inject_blob_exit_args:
     pop r10
     mov [r15+EV_STAMP], r10d
 .Lxa_done:
-    mov rax, [rbp-8]
-    mov rdx, [rbp-24]
-    mov rcx, [rbp-32]
-    mov r11, [rbp-40]
-    mov r10, [rbp-48]
-    mov rdi, [rbp-56]
-    mov rsi, [rbp-64]
-    mov r8, [rbp-72]
-    mov r9, [rbp-80]
-    mov rbx, [rbp-88]
-    mov r12, [rbp-104]
-    mov r13, [rbp-112]
-    mov r14, [rbp-120]
-    mov r15, [rbp-128]
+    RESTORE_ARGS_FRAME
     lea rsp, [rbp+8]
     mov rbp, [rsp-104]
     push qword ptr [rsp-24]                 /* the real return address: see inject_blob_exit */
@@ -649,20 +626,7 @@ inject_blob_exit_args:
 .La_drop:
     inc qword ptr [r12+CTL_DROPS]
 .La_untraced:
-    mov rax, [rbp-8]
-    mov rdx, [rbp-24]
-    mov rcx, [rbp-32]
-    mov r11, [rbp-40]
-    mov r10, [rbp-48]
-    mov rdi, [rbp-56]
-    mov rsi, [rbp-64]
-    mov r8, [rbp-72]
-    mov r9, [rbp-80]
-    mov rbx, [rbp-88]
-    mov r12, [rbp-104]
-    mov r13, [rbp-112]
-    mov r14, [rbp-120]
-    mov r15, [rbp-128]
+    RESTORE_ARGS_FRAME
     mov rsp, rbp
     mov rbp, [rsp-96]
     jmp qword ptr [rsp-16]
@@ -808,7 +772,7 @@ inject_blob_exit_args:
     lea r10, [rsp+16]
     mov r8d, 1
     xor r9d, r9d
-    mov eax, __NR_process_vm_readv                            /* process_vm_readv */
+    mov eax, __NR_process_vm_readv          /* process_vm_readv */
     syscall
     mov [r14+CAP_SLOT_COUNT], rax
     add rsp, 32

@@ -51,7 +51,11 @@ quiet = @printf '  %-7s %s\n'
 endif
 
 SRCS := $(wildcard src/*.c src/*/*.c src/*/*/*.c)
-OBJS := $(SRCS:%.c=$(BUILD)/%.o)
+# Assembly (the inject engine's trampolines): gcc runs the C preprocessor over .S files, so they
+# include the same headers as the C code (under __ASSEMBLER__).
+ASM_SRCS := $(wildcard src/*/*.S src/*/*/*.S)
+ASFLAGS := -g -D_GNU_SOURCE -Isrc
+OBJS := $(SRCS:%.c=$(BUILD)/%.o) $(ASM_SRCS:%.S=$(BUILD)/%.o)
 LIB_OBJS := $(filter-out $(BUILD)/src/main.o,$(OBJS))
 
 UNIT_SRCS := $(wildcard tests/unit/*.c)
@@ -79,6 +83,11 @@ $(BUILD)/%.o: %.c
 	$(quiet) CC $<
 	$(Q)$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
 
+$(BUILD)/%.o: %.S
+	@mkdir -p $(dir $@)
+	$(quiet) AS $<
+	$(Q)$(CC) $(ASFLAGS) -MMD -MP -c -o $@ $<
+
 examples/demo: examples/demo.c
 	$(quiet) CC $<
 	$(Q)$(CC) -O0 -g -o $@ $<
@@ -104,6 +113,11 @@ build/fuzz/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(quiet) FUZZCC $<
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c -o $@ $<
+
+build/fuzz/%.o: %.S
+	@mkdir -p $(dir $@)
+	$(quiet) FUZZAS $<
+	$(Q)$(FUZZ_CC) $(ASFLAGS) -MMD -MP -c -o $@ $<
 
 tests/build/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(FUZZ_OBJS)
 	@mkdir -p $(dir $@)

@@ -1,5 +1,5 @@
 /* -A/-R under the inject engine: a captured function's capture plan (symbols/capture_plan.h)
- * turned into the table its trampoline follows (layout in arch/x86_64/inject_tramp.h: which
+ * turned into the table its trampoline follows (layout in arch/ring_abi.h: which
  * registers, stack bytes and pointees to copy into the ring, how many bytes each may take), and
  * the ring data it wrote turned back into the REC_ARGS / REC_RETVAL record the ptrace engine
  * writes for the same call (tracer/values_record.h). Pure: no process, no I/O.

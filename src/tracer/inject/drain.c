@@ -15,6 +15,7 @@
 #include "tracer/stack_region.h"
 #include "tracer/inject/captures.h"
 #include "tracer/inject/inject.h"
+#include "tracer/inject/ring_reader.h"
 #include "tracer/inject/space.h"
 #include "util/log.h"
 #include "util/proc_stat.h"
@@ -128,8 +129,6 @@ static void order_ticks(struct session *s, uint64_t *last, struct inject_event *
  * longjmp'd out, the thread died). After this long running, or at the end, it is given up. */
 #define STUCK_NS 200000000
 
-enum event_state { EVENT_READY, EVENT_PENDING, EVENT_LOST };
-
 /* A thread waiting for room in a full ring sleeps on the tail: it is moved on, and the thread
  * woken, every this many events, so that it runs on while calltrace drains the rest. */
 #define TAIL_PUBLISH_EVENTS 8192
@@ -146,52 +145,6 @@ static void publish_tail(const struct inject_space *sp, uint8_t *ctl, uint64_t t
     space_progress(sp);
     ctl[CTL_GAVE_UP] = 0; /* it may give up waiting for a while, not for good */
     syscall(SYS_futex, ctl + CTL_TAIL, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
-}
-
-/* Copies the record at position pos (its event, and into data what follows it: -A/-R),
- * telling whether it is committed; *size: its bytes in the ring, when they can be told. */
-static enum event_state read_event(const uint8_t *ctl, const uint8_t *ring, size_t ring_size,
-                                   uint64_t pos, uint64_t head, struct inject_event *ev,
-                                   uint8_t *data, size_t *size)
-{
-    const uint8_t *at = ring + (pos & (ring_size - 1));
-    uint32_t want = (uint32_t)(pos / EVENT_SIZE) + 1;
-    uint32_t stamp = __atomic_load_n((const uint32_t *)(at + 28), __ATOMIC_ACQUIRE);
-    *size = EVENT_SIZE;
-    uint32_t func = __atomic_load_n((const uint32_t *)(at + 24), __ATOMIC_RELAXED);
-    uint64_t len = 0;
-    bool len_ok = true;
-    if (func & INJECT_EVENT_DATA) {
-        /* written right after the reservation, long before the stamp */
-        len = __atomic_load_n((const uint64_t *)(at + EVENT_SIZE), __ATOMIC_RELAXED);
-        len_ok = len % EVENT_SIZE == 0 && len <= INJECT_RECORD_MAX - EVENT_SIZE &&
-                 pos + EVENT_SIZE + len <= head;
-        if (len_ok)
-            *size = EVENT_SIZE + len;
-    }
-    /* Not committed yet, its writer interrupted right after its reservation (by a signal, a
-     * ptrace stop): its words still hold what the ring's last turn left there, an event's or
-     * the values of a record with data that covered them, and say nothing of this event. Only
-     * the stamp of a later turn says a writer a whole turn ahead wrote over it. (Stale values
-     * read as a stamp ahead, or as a length, made such events lost under valgrind.) */
-    if (stamp != want) {
-        uint32_t ahead = stamp - want, turn = (uint32_t)(ring_size / EVENT_SIZE);
-        return (int32_t)ahead > 0 && ahead % turn == 0 ? EVENT_LOST : EVENT_PENDING;
-    }
-    if (!len_ok)
-        return EVENT_LOST;
-    memcpy(ev, at, sizeof(*ev));
-    if (len && data)
-        memcpy(data, at + EVENT_SIZE, len);
-    __atomic_thread_fence(__ATOMIC_ACQUIRE);
-    /* written over meanwhile by a writer a whole turn ahead (a full ring) */
-    if (__atomic_load_n((const uint32_t *)(at + 28), __ATOMIC_RELAXED) != want)
-        return EVENT_LOST;
-    if (len && space_load(ctl, CTL_HEAD) > pos + ring_size)
-        return EVENT_LOST; /* its data may have been: only positions past pos + ring reach it */
-    if (len && !data)
-        ev->func &= ~INJECT_EVENT_DATA; /* no room to copy it: the call without its values */
-    return EVENT_READY;
 }
 
 /* The stack t's cached mappings put sp on (stack_region without its /proc read), or 0. */
@@ -228,25 +181,22 @@ static __attribute__((noinline)) uint64_t drain_common(struct session *s, struct
     struct frame *frames = t->stack.frames;
     const size_t cap = t->stack.cap, depth0 = t->stack.depth;
     size_t depth = depth0;
-    uint64_t start = tail, last = pk.last_ticks;
+    /* prev: the thread's last event, which each is kept a step after (the general path may
+     * have taken some that recorded nothing); last: the last one recorded, which the packer
+     * counts deltas from */
+    uint64_t start = tail, last = pk.last_ticks, prev = sp->slot_last[slot];
     uint8_t *at = pk.at;
     for (; tail != head && at <= pk.limit; tail += EVENT_SIZE) {
-        const uint8_t *e = ring + (tail & mask);
         /* the ring was written up to a millisecond ago: out of L1, often of L2 */
         __builtin_prefetch(ring + ((tail + DRAIN_PREFETCH) & mask));
-        const uint32_t *stamp = (const uint32_t *)(e + 28),
-                       want = (uint32_t)(tail / EVENT_SIZE) + 1;
-        if (__atomic_load_n(stamp, __ATOMIC_ACQUIRE) != want)
-            break;
         struct inject_event ev;
-        memcpy(&ev, e, sizeof(ev));
-        __atomic_thread_fence(__ATOMIC_ACQUIRE);
-        uint32_t func = ev.func & INJECT_EVENT_FUNC;
-        if (__atomic_load_n(stamp, __ATOMIC_RELAXED) != want || (ev.func & INJECT_EVENT_DATA) ||
-            func - first_func >= nfuncs || ev.ret == exit || ev.ret == exit_args ||
-            (exits.nlibs && exit_set_has(&exits, ev.ret)))
+        if (!ring_take(ring, mask, tail, &ev))
             break;
-        uint64_t ticks = last && ev.tsc < last + step ? last + step : ev.tsc;
+        uint32_t func = ev.func & INJECT_EVENT_FUNC;
+        if ((ev.func & INJECT_EVENT_DATA) || func - first_func >= nfuncs || ev.ret == exit ||
+            ev.ret == exit_args || (exits.nlibs && exit_set_has(&exits, ev.ret)))
+            break;
+        uint64_t ticks = prev && ev.tsc < prev + step ? prev + step : ev.tsc;
         struct frame *top = depth ? &frames[depth - 1] : NULL;
         if (ev.func & INJECT_EVENT_EXIT) {
             if (!top || top->entry_sp != ev.slot || top->ret_addr != ev.ret || top->inherited ||
@@ -266,7 +216,7 @@ static __attribute__((noinline)) uint64_t drain_common(struct session *s, struct
                                              .func = func};
             at += call_pack_event(at, REC_ENTER, 0, func, ticks, last);
         }
-        last = ticks;
+        last = prev = ticks;
         if (((tail + EVENT_SIZE) / EVENT_SIZE) % TAIL_PUBLISH_EVENTS == 0)
             publish_tail(sp, space_ctl(sp, slot), tail + EVENT_SIZE);
     }
@@ -278,7 +228,7 @@ static __attribute__((noinline)) uint64_t drain_common(struct session *s, struct
     pk.calls = (events - (depth - depth0)) / 2;
     rec_packer_end(s->rec, &pk);
     t->stack.depth = depth;
-    sp->slot_last[slot] = last;
+    sp->slot_last[slot] = prev;
     return tail;
 }
 
@@ -289,7 +239,7 @@ static void drain_slot(struct session *s, struct inject_space *sp, int slot, str
     uint64_t head = space_load(ctl, CTL_HEAD), tail = space_load(ctl, CTL_TAIL);
     if (head == tail)
         return;
-    if (head < tail || head - tail > sp->ring_size || (head - tail) % EVENT_SIZE) {
+    if (!ring_span_ok(tail, head, sp->ring_size)) {
         if (!sp->corrupt_reported)
             err_msg("inject engine: process %d: thread %d's ring is corrupt; its calls are "
                     "no longer recorded",
@@ -299,18 +249,18 @@ static void drain_slot(struct session *s, struct inject_space *sp, int slot, str
         space_store(ctl, CTL_TAIL, head);
         return;
     }
-    const uint8_t *ring = ctl + CTL_SIZE + SHADOW_SIZE;
+    const struct ring_view rv = space_ring_view(sp, ctl);
     uint64_t saved_now = s->now, since_publish = 0;
     if (s->capture && !s->inject->record)
         s->inject->record = malloc(INJECT_RECORD_MAX);
     uint8_t *data = s->inject->record;
-    bool common = !s->capture && !s->rec->gate;
+    bool common = !s->capture && !s->rec->gate && !s->inject->general_drain_only;
     for (size_t size; tail != head; tail += size) {
-        if (common && (tail = drain_common(s, sp, slot, t, ring, tail, head)) == head)
+        if (common && (tail = drain_common(s, sp, slot, t, rv.ring, tail, head)) == head)
             break;
         struct inject_event ev;
-        enum event_state state = read_event(ctl, ring, sp->ring_size, tail, head, &ev, data, &size);
-        if (state == EVENT_PENDING && !final) {
+        enum ring_state state = ring_read(&rv, tail, head, &ev, data, &size);
+        if (state == RING_PENDING && !final) {
             uint64_t now = clock_ticks(s->clock);
             /* only the time the thread could run counts: a thread stopped in the middle of a
              * trampoline (SIGSTOP, a ptrace stop) commits its event once it runs again */
@@ -321,7 +271,7 @@ static void drain_slot(struct session *s, struct inject_space *sp, int slot, str
             if ((double)(now - sp->slot_stuck_since[slot]) * s->clock->ns_per_tick < STUCK_NS)
                 break;
         }
-        if (state != EVENT_READY) {
+        if (state != RING_READY) {
             s->inject->drops++;
             continue;
         }

@@ -62,6 +62,7 @@ struct inject_engine {
     size_t tail_values_cap;
     pid_t tail_values_tid;
     bool children_noted;
+    bool general_drain_only; /* tests: every event through on_event, none through drain_common */
 };
 
 /* NULL and a message when out of memory. ring_size: --buffer-size, rounded up to a power of 2. */

@@ -10,10 +10,11 @@
 
 #include "control/session.h"
 #include "tracer/inject/inject.h"
+#include "tracer/inject/ring_reader.h"
 #include "tracer/inject/unwind.h"
 
 /*   region:  header (4 KiB: the main thread's claim word) | slot 0 | slot 1 | ... slot N-1
- *   slot:    ctl (4 KiB, arch/x86_64/inject_tramp.h CTL_*) | shadow stack | ring
+ *   slot:    ctl (4 KiB, arch/ring_abi.h CTL_*) | shadow stack | ring
  * A slot's shadow stack (its indexes first) becomes private to the program when a thread takes
  * it (space_slot_own: an anonymous mapping over the memfd's, one mapping per slot used), so a
  * forked child gets its own copy; calltrace reads them through /proc/PID/mem, never through
@@ -103,6 +104,12 @@ static inline uint8_t *space_ctl(const struct inject_space *sp, int slot)
 static inline uint64_t space_ctl_remote(const struct inject_space *sp, int slot)
 {
     return sp->remote + REGION_HEADER + (uint64_t)slot * sp->slot_size;
+}
+
+/* The ring of the slot whose control block is ctl, as calltrace maps it. */
+static inline struct ring_view space_ring_view(const struct inject_space *sp, uint8_t *ctl)
+{
+    return (struct ring_view){ctl, ctl + CTL_SIZE + SHADOW_SIZE, sp->ring_size};
 }
 
 static inline void space_progress(const struct inject_space *sp)

@@ -29,15 +29,6 @@ static const struct {
 };
 #define NENTRIES (sizeof(unwinder_entries) / sizeof(*unwinder_entries))
 
-/* A shadow stack entry as the trampolines write it (inject_tramp.h). */
-struct shadow_entry {
-    uint64_t ret;
-    uint64_t slot;
-    uint64_t func;
-    uint64_t unused;
-};
-_Static_assert(sizeof(struct shadow_entry) == SHADOW_ENTRY_SIZE, "shadow entry layout");
-
 static struct inject_space *space_of(struct session *s, pid_t pid)
 {
     return s->inject ? addr_map_get(&s->inject->spaces, (uint64_t)pid) : NULL;
@@ -187,23 +178,15 @@ void inject_unhook_inherited(struct process *p, pid_t tid, const struct exit_set
 static void write_exit(struct session *s, struct inject_space *sp, const struct shadow_view *v,
                        const struct shadow_entry *e)
 {
-    uint64_t head = space_load(v->ctl, CTL_HEAD);
-    if (head - space_load(v->ctl, CTL_TAIL) > space_load(v->ctl, CTL_LIMIT)) {
+    struct ring_view rv = space_ring_view(sp, v->ctl);
+    if (ring_is_full(&rv))
         inject_drain(s, false);
-        if (head - space_load(v->ctl, CTL_TAIL) > space_load(v->ctl, CTL_LIMIT)) {
-            space_store(v->ctl, CTL_DROPS, space_load(v->ctl, CTL_DROPS) + 1);
-            return;
-        }
-    }
-    uint8_t *at = v->ctl + CTL_SIZE + SHADOW_SIZE + (head & (sp->ring_size - 1));
     struct inject_event ev = {.tsc = s->now,
                               .slot = e->slot,
                               .ret = e->ret,
                               .func = (uint32_t)e->func | INJECT_EVENT_EXIT};
-    memcpy(at, &ev, offsetof(struct inject_event, stamp));
-    __atomic_store_n((uint32_t *)(at + offsetof(struct inject_event, stamp)),
-                     (uint32_t)(head / EVENT_SIZE) + 1, __ATOMIC_RELEASE);
-    space_store(v->ctl, CTL_HEAD, head + EVENT_SIZE);
+    if (!ring_append(&rv, &ev))
+        space_store(v->ctl, CTL_DROPS, space_load(v->ctl, CTL_DROPS) + 1);
 }
 
 /* The walk is over, the thread is at reached with live_sp, and the frames below live_sp are

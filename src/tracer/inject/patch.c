@@ -265,7 +265,7 @@ static int read_texts(struct process *p, const struct elf_image *image, uint64_t
         t->size = image->segments[i].memsz;
         t->bytes = calloc(1, t->size + ARCH_MAX_INSN_LEN);
         if (!t->bytes || mem_read(p->mem_fd, t->start, t->bytes, t->size) < 0) {
-            dbg(DBG_PROBE, 1, "cannot read text at %#llx: %s", (unsigned long long)t->start,
+            dbg(DBG_INJECT, 1, "cannot read text at %#llx: %s", (unsigned long long)t->start,
                 strerror(errno));
             return -1;
         }
@@ -368,7 +368,7 @@ static long breakpoint_fallbacks(struct session *s, const struct patch_target *t
                                      target->image->path, &f, target->bias);
         if (rc < 0)
             break;
-        if (rc > 0)
+        if (rc > 0) /* said by the breakpoints' domain: the breakpoint backend traces it */
             dbg(DBG_PROBE, 1, "%s: on a breakpoint (the ptrace engine's), not patched: %s", f.name,
                 why[i]);
         traced += rc;
@@ -401,7 +401,7 @@ static long write_jumps(struct process *p, const struct inject_space *sp, size_t
         if (!n)
             continue;
         if (mem_write(p->mem_fd, lo, tx->bytes + (lo - tx->start), hi - lo) < 0) {
-            dbg(DBG_PROBE, 1, "cannot patch %#llx..%#llx: %s", (unsigned long long)lo,
+            dbg(DBG_INJECT, 1, "cannot patch %#llx..%#llx: %s", (unsigned long long)lo,
                 (unsigned long long)hi, strerror(errno));
             continue;
         }

@@ -33,7 +33,7 @@ static void give_block(struct session *s, struct inject_space *sp, struct thread
     bool is_main = t->tid == sp->pid;
     int slot = is_main ? space_slot_of(sp, t->tid) : -1;
     if (ptrace(PTRACE_GETREGS, t->tid, 0, &regs) < 0 || !is_glibc_tcb(t->proc, regs.fs_base)) {
-        dbg(DBG_ENGINE, 1, "thread %d: no glibc thread control block: its calls are not recorded",
+        dbg(DBG_INJECT, 1, "thread %d: no glibc thread control block: its calls are not recorded",
             (int)t->tid);
         if (slot >= 0)
             space_slot_release(s->inject, sp, slot);

@@ -117,7 +117,7 @@ void inject_thread_start(struct session *s, struct thread *t)
         return;
     struct user_regs_struct regs;
     if (ptrace(PTRACE_GETREGS, t->tid, 0, &regs) < 0 || !is_glibc_tcb(t->proc, regs.fs_base)) {
-        dbg(DBG_ENGINE, 1, "thread %d: no glibc thread control block: its calls are not recorded",
+        dbg(DBG_INJECT, 1, "thread %d: no glibc thread control block: its calls are not recorded",
             (int)t->tid);
         return;
     }
@@ -141,7 +141,7 @@ void inject_bind_slot(struct session *s, struct inject_space *sp, struct thread 
                 REGION_SLOTS, (int)t->tid);
     uint64_t ctl = slot < 0 ? 1 : space_ctl_remote(sp, slot);
     if (mem_write(t->proc->mem_fd, fs_base + INJECT_TCB_SLOT, &ctl, sizeof(ctl)) < 0) {
-        dbg(DBG_ENGINE, 1, "thread %d: cannot write its control block: %s", (int)t->tid,
+        dbg(DBG_INJECT, 1, "thread %d: cannot write its control block: %s", (int)t->tid,
             strerror(errno));
         if (slot >= 0)
             space_slot_release(s->inject, sp, slot);
@@ -263,7 +263,7 @@ void inject_on_vfork_done(struct session *s, struct thread *parent)
             continue;
         uint64_t ctl = slot >= 0 ? space_ctl_remote(sp, slot) : 0;
         if (mem_write(parent->proc->mem_fd, sp->slot_fs[i], &ctl, sizeof(ctl)) < 0)
-            dbg(DBG_ENGINE, 1, "thread %d: cannot point it back to its block: %s", (int)parent->tid,
+            dbg(DBG_INJECT, 1, "thread %d: cannot point it back to its block: %s", (int)parent->tid,
                 strerror(errno));
         space_slot_release(s->inject, sp, i);
     }

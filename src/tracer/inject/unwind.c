@@ -99,7 +99,7 @@ void inject_on_library(struct session *s, struct process *p, pid_t tid, const ch
                     "or stack walk through traced calls may fail; use --engine=ptrace",
                     (int)p->pid, names[i], path);
         else
-            dbg(DBG_ENGINE, 1, "%s: %s watched", path, names[i]);
+            dbg(DBG_INJECT, 1, "%s: %s watched", path, names[i]);
     }
 }
 
@@ -224,7 +224,7 @@ static void rehook_returns(struct session *s, struct process *p, struct inject_s
             write_exit(s, sp, v, outermost);
         uint64_t top = v->remote_base + depth * SHADOW_ENTRY_SIZE;
         if (mem_write(p->mem_fd, v->remote + CTL_SHADOW_TOP - CTL_SIZE, &top, sizeof(top)) < 0)
-            dbg(DBG_ENGINE, 1, "process %d: cannot pop unwound calls: %s", (int)p->pid,
+            dbg(DBG_INJECT, 1, "process %d: cannot pop unwound calls: %s", (int)p->pid,
                 strerror(errno));
         v->depth = depth;
     }
@@ -261,7 +261,7 @@ static void need_resume_hooks(struct session *s, struct process *p, struct injec
     if (!sp->slot_unwinding[v->slot] || sp->resume_hooked)
         return;
     sp->resume_hooked = true;
-    dbg(DBG_ENGINE, 1,
+    dbg(DBG_INJECT, 1,
         "process %d: a cleanup caught an exception or walked the stack: "
         "_Unwind_Resume watched from now on",
         (int)p->pid);
@@ -313,7 +313,7 @@ bool inject_on_hook(struct session *s, struct thread *t, uint64_t addr)
         if (ret && add_hook(s, p, sp, t->tid, ret, UNWIND_HOOK_WALK_DONE))
             unhook_returns(p, sp, &v, regs.rsp);
         else
-            dbg(DBG_ENGINE, 1, "process %d: cannot watch the return of _Unwind_Backtrace at %#llx",
+            dbg(DBG_INJECT, 1, "process %d: cannot watch the return of _Unwind_Backtrace at %#llx",
                 (int)p->pid, (unsigned long long)ret);
         break;
     }

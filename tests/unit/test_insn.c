@@ -127,20 +127,31 @@ static void test_undecodable_and_short(void)
     CHECK(!arch_decode(d, cut, sizeof(cut), AT, &insn));
 }
 
-/* The byte scan: every rel32 form at an offset, whatever the instruction boundaries. */
-static void test_rel32_byte_scan(void)
+/* The byte scan: every jump and call form at an offset, whatever the instruction boundaries. */
+static void test_branch_byte_scan(void)
 {
-    uint64_t target = 0;
+    struct arch_branch_bytes b;
     const uint8_t call[] = {0xe8, 0x00, 0x01, 0x00, 0x00};
-    CHECK(arch_rel32_branch_at(call, sizeof(call), AT, &target));
-    CHECK_EQ_U64(target, AT + 5 + 0x100);
+    CHECK(arch_branch_bytes_at(call, sizeof(call), AT, &b));
+    CHECK(b.rel32 && b.is_call);
+    CHECK_EQ_U64(b.len, 5);
+    CHECK_EQ_U64(b.target, AT + 5 + 0x100);
     const uint8_t jcc[] = {0x0f, 0x8f, 0xf0, 0xff, 0xff, 0xff}; /* jg AT+6-0x10 */
-    CHECK(arch_rel32_branch_at(jcc, sizeof(jcc), AT, &target));
-    CHECK_EQ_U64(target, AT + 6 - 0x10);
-    CHECK(!arch_rel32_branch_at(call, 4, AT, &target));    /* cut short */
-    CHECK(!arch_rel32_branch_at(jcc, 5, AT, &target));     /* cut short */
-    const uint8_t jmp8[] = {0xeb, 0x00, 0x00, 0x00, 0x00}; /* rel8: not looked for */
-    CHECK(!arch_rel32_branch_at(jmp8, sizeof(jmp8), AT, &target));
+    CHECK(arch_branch_bytes_at(jcc, sizeof(jcc), AT, &b));
+    CHECK(b.rel32 && !b.is_call);
+    CHECK_EQ_U64(b.target, AT + 6 - 0x10);
+    const uint8_t jmp8[] = {0xeb, 0xfe}; /* jmp AT */
+    CHECK(arch_branch_bytes_at(jmp8, sizeof(jmp8), AT, &b));
+    CHECK(!b.rel32 && !b.is_call);
+    CHECK_EQ_U64(b.target, AT);
+    const uint8_t jcc8[] = {0x7c, 0x10}; /* jl AT+2+0x10 */
+    CHECK(arch_branch_bytes_at(jcc8, sizeof(jcc8), AT, &b));
+    CHECK_EQ_U64(b.target, AT + 2 + 0x10);
+    CHECK(!arch_branch_bytes_at(call, 4, AT, &b)); /* cut short */
+    CHECK(!arch_branch_bytes_at(jcc, 5, AT, &b));
+    CHECK(!arch_branch_bytes_at(jmp8, 1, AT, &b));
+    const uint8_t other[] = {0x48, 0x89, 0xe5, 0x90, 0x90, 0x90}; /* mov rbp, rsp */
+    CHECK(!arch_branch_bytes_at(other, sizeof(other), AT, &b));
 }
 
 int main(void)
@@ -159,7 +170,7 @@ int main(void)
     test_int3_ret_nop();
     test_rip_relative_is_not_a_branch();
     test_undecodable_and_short();
-    test_rel32_byte_scan();
+    test_branch_byte_scan();
     arch_decoder_free(d);
     return unit_finish("test_insn");
 }

@@ -123,17 +123,23 @@ bool arch_decode(struct arch_decoder *d, const uint8_t *code, size_t avail, uint
     return true;
 }
 
-bool arch_rel32_branch_at(const uint8_t *code, size_t avail, uint64_t addr, uint64_t *target)
+bool arch_branch_bytes_at(const uint8_t *code, size_t avail, uint64_t addr,
+                          struct arch_branch_bytes *out)
 {
     int32_t rel;
-    size_t len;
-    if (avail >= 5 && (code[0] == OP_CALL_REL32 || code[0] == OP_JMP_REL32))
-        len = 5, memcpy(&rel, code + 1, 4);
+    *out = (struct arch_branch_bytes){0};
+    if (avail >= 2 &&
+        (code[0] == OP_JMP_REL8 || in_range(code[0], OP_JCC_REL8_FIRST, OP_JCC_REL8_LAST)))
+        out->len = 2, rel = (int8_t)code[1];
+    else if (avail >= 5 && (code[0] == OP_CALL_REL32 || code[0] == OP_JMP_REL32))
+        out->len = 5, memcpy(&rel, code + 1, 4);
     else if (avail >= 6 && code[0] == OP_TWO_BYTE &&
              in_range(code[1], OP2_JCC_REL32_FIRST, OP2_JCC_REL32_LAST))
-        len = 6, memcpy(&rel, code + 2, 4);
+        out->len = 6, memcpy(&rel, code + 2, 4);
     else
         return false;
-    *target = addr + len + (int64_t)rel;
+    out->rel32 = out->len > 2;
+    out->is_call = code[0] == OP_CALL_REL32;
+    out->target = addr + out->len + (int64_t)rel;
     return true;
 }

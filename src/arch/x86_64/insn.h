@@ -48,9 +48,19 @@ void arch_decoder_free(struct arch_decoder *d);
 bool arch_decode(struct arch_decoder *d, const uint8_t *code, size_t avail, uint64_t addr,
                  struct arch_insn *out);
 
-/* Do code[0..avail), running at addr, read as a rel32 jmp, call or jcc? Looks only at these
- * bytes, not at instruction boundaries: a scan of every offset finds a superset of the real
- * branches, cheaply, which arch_decode then makes exact. */
-bool arch_rel32_branch_at(const uint8_t *code, size_t avail, uint64_t addr, uint64_t *target);
+/* A relative jump or call read from its bytes alone. */
+struct arch_branch_bytes {
+    size_t len;      /* 2 (rel8), 5 or 6 (rel32) */
+    bool rel32;      /* reaches +-2 GiB */
+    bool is_call;    /* call rel32 */
+    uint64_t target; /* where it goes */
+};
+
+/* Do code[0..avail), running at addr, read as a jmp or jcc (rel8 or rel32) or a call rel32,
+ * without prefixes? Looks only at these bytes, not at instruction boundaries: a scan of every
+ * offset finds a superset of the real branches cheaply, which arch_decode can then make exact
+ * (a false match in data is the price). */
+bool arch_branch_bytes_at(const uint8_t *code, size_t avail, uint64_t addr,
+                          struct arch_branch_bytes *out);
 
 #endif

@@ -108,9 +108,9 @@ static bool may_branch_to_picks(const uint8_t *code, uint64_t size, uint64_t add
                                 const uint64_t *picks, size_t npicks)
 {
     for (uint64_t j = 0; j < size; j++) {
-        uint64_t target;
-        if (arch_rel32_branch_at(code + j, size - j, addr + j, &target) &&
-            near_pick(picks, npicks, target))
+        struct arch_branch_bytes b;
+        if (arch_branch_bytes_at(code + j, size - j, addr + j, &b) && b.rel32 &&
+            near_pick(picks, npicks, b.target))
             return true;
     }
     return false;

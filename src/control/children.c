@@ -6,9 +6,9 @@
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
-#include <sys/user.h>
 #include <sys/wait.h>
 
+#include "arch/x86_64/machine.h"
 #include "control/control.h"
 #include "tracer/inject/inject.h"
 #include "tracer/addrspace.h"
@@ -48,15 +48,15 @@ void engine_record_process(struct session *s, struct process *p, bool is_exec)
 /* The clone flags of the system call the parent is stopped in (clone or clone3). */
 static unsigned long clone_flags(struct process *parent, pid_t tid)
 {
-    struct user_regs_struct regs;
+    arch_regs regs;
     if (ptrace(PTRACE_GETREGS, tid, 0, &regs) < 0)
         return 0;
-    if (regs.orig_rax == SYS_clone)
-        return regs.rdi;
+    if (arch_syscall_nr(&regs) == SYS_clone)
+        return arch_syscall_arg(&regs, 0);
 #ifdef SYS_clone3
-    if (regs.orig_rax == SYS_clone3) {
+    if (arch_syscall_nr(&regs) == SYS_clone3) { /* its first argument: struct clone_args */
         unsigned long long flags = 0;
-        if (mem_read(parent->mem_fd, regs.rdi, &flags, sizeof(flags)) == 0)
+        if (mem_read(parent->mem_fd, arch_syscall_arg(&regs, 0), &flags, sizeof(flags)) == 0)
             return (unsigned long)flags;
     }
 #endif

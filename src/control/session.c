@@ -7,6 +7,7 @@
 #include "arch/x86_64/relocate.h"
 #include "tracer/arg_capture.h"
 #include "tracer/addrspace.h"
+#include "tracer/breakpoint/stop_values.h"
 
 int session_init(struct session *s, const struct record_options *opts, struct recorder *rec,
                  const struct clock_calibration *clock, volatile sig_atomic_t *stop_signal)

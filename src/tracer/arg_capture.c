@@ -3,11 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ptrace.h>
-#include <sys/uio.h>
-#include <unistd.h>
 
-#include "tracer/values_record.h"
 #include "symbols/capture_plan.h"
 #include "symbols/dwarf_sig.h"
 #include "util/log.h"
@@ -84,60 +80,7 @@ void capture_plan_function(struct session *s, const char *image_path, uint64_t a
         sig ? "typed" : "raw", plan->stack_bytes, plan->nreads);
 }
 
-/* One process_vm_readv of the tracee's memory: a short read keeps what it got (the end of a
- * mapping). Not /proc/PID/mem: it reads through PROT_NONE pages, which the program cannot, nor
- * can the inject engine's trampolines; both engines show what the program could read. */
-static ssize_t read_tracee(void *ctx, int which, uint64_t addr, void *buf, size_t len)
-{
-    (void)which;
-    pid_t pid = *(const pid_t *)ctx;
-    struct iovec local = {buf, len}, remote = {(void *)(uintptr_t)addr, len};
-    ssize_t n;
-    do
-        n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
-    while (n < 0 && errno == EINTR);
-    return n;
-}
-
 const struct capture_plan *capture_plan_of(const struct session *s, uint32_t func)
 {
     return s->capture ? addr_map_get(&s->capture->plans, (uint64_t)func + 1) : NULL;
-}
-
-static bool get_fpregs(pid_t tid, struct user_fpregs_struct *fp)
-{
-    return ptrace(PTRACE_GETFPREGS, tid, 0, fp) == 0;
-}
-
-void capture_at_entry(struct session *s, struct thread *t, uint32_t func,
-                      const struct user_regs_struct *regs)
-{
-    const struct capture_plan *plan = capture_plan_of(s, func);
-    if (!plan)
-        return;
-    static struct values_buf b; /* 64 KiB: too big for the stack, reused at every stop */
-    uint64_t gprs[6] = {regs->rdi, regs->rsi, regs->rdx, regs->rcx, regs->r8, regs->r9};
-    struct user_fpregs_struct fp;
-    bool xmm = plan->entry && plan->entry_xmm && get_fpregs(t->tid, &fp);
-    struct values_regs vr = {gprs, xmm ? (const uint8_t *)fp.xmm_space : NULL, NULL, regs->rsp};
-    values_build_args(&b, t->tid, func, plan, &vr, read_tracee, &t->proc->pid,
-                      s->opts->capture.string_max);
-    rec_frame_data(s->rec, t->tid, &b, b.used);
-}
-
-void capture_at_return(struct session *s, struct thread *t, uint32_t func,
-                       const struct user_regs_struct *regs)
-{
-    const struct capture_plan *plan = capture_plan_of(s, func);
-    if (!plan || !plan->result)
-        return;
-    static struct values_buf b;
-    uint64_t gprs[2] = {regs->rax, regs->rdx};
-    struct user_fpregs_struct fp;
-    bool fpu = plan->result_fp && get_fpregs(t->tid, &fp);
-    struct values_regs vr = {gprs, fpu ? (const uint8_t *)fp.xmm_space : NULL,
-                             fpu ? (const uint8_t *)fp.st_space : NULL, 0};
-    values_build_retval(&b, t->tid, func, plan, &vr, read_tracee, &t->proc->pid,
-                        s->opts->capture.string_max);
-    rec_frame_data(s->rec, t->tid, &b, b.used);
 }

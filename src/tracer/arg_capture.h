@@ -1,11 +1,12 @@
-/* -A/-R at the stops: copies the bytes each function's capture plan names (registers, stack
- * arguments, pointees) into REC_ARGS and REC_RETVAL records. Formatting happens later, from
- * the record (output/call_values.c). */
+/* -A/-R: each traced function's capture plan (which registers, stack arguments and pointees
+ * its values are in), built from its DWARF signature. The backends copy those bytes into
+ * REC_ARGS and REC_RETVAL records (tracer/breakpoint/stop_values.h at a stop,
+ * tracer/inject/capture_table.h from a trampoline's copy); formatting happens later, from the
+ * record (output/call_values.c). */
 #ifndef CALLTRACE_TRACER_ARG_CAPTURE_H
 #define CALLTRACE_TRACER_ARG_CAPTURE_H
 
 #include <stdint.h>
-#include <sys/user.h>
 
 #include "control/session.h"
 
@@ -22,9 +23,5 @@ void capture_plan_function(struct session *s, const char *image_path, uint64_t a
 struct capture_plan;
 /* The plan of function func, or NULL when its values are not captured. */
 const struct capture_plan *capture_plan_of(const struct session *s, uint32_t func);
-void capture_at_entry(struct session *s, struct thread *t, uint32_t func,
-                      const struct user_regs_struct *regs);
-void capture_at_return(struct session *s, struct thread *t, uint32_t func,
-                       const struct user_regs_struct *regs);
 
 #endif

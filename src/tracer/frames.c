@@ -78,10 +78,10 @@ bool frames_is_reentry(const struct shadow_stack *stack, const struct frame *cal
            top->ret_addr == call->ret_addr && top->region == call->region;
 }
 
-bool frames_return(struct shadow_stack *stack, uint64_t addr, uint64_t rsp, frame_end_fn end,
+bool frames_return(struct shadow_stack *stack, uint64_t addr, uint64_t sp, frame_end_fn end,
                    void *ctx)
 {
-    uint64_t slot = rsp - 8;
+    uint64_t slot = sp - 8; /* the return popped its return address */
     size_t i = stack->depth;
     while (i-- > 0) {
         const struct frame *f = &stack->frames[i];

@@ -3,8 +3,8 @@
  *
  * A call is pushed at its entry breakpoint with the stack pointer there (entry_sp, the slot of
  * its return address) and the return address. It is popped when a return-site breakpoint is hit
- * with rsp == entry_sp + 8 at that return address. Everything else follows from the stack
- * pointer:
+ * with the stack pointer at entry_sp + 8 (the return address popped) at that return address.
+ * Everything else follows from the stack pointer:
  *   - tail call: the callee enters with the same entry_sp as the caller; both end at the one
  *     return, the callee nested in the caller;
  *   - longjmp, exceptions: frames whose slot lies below a later entry's sp were abandoned; they
@@ -45,9 +45,9 @@ void frames_close_stale(struct shadow_stack *stack, const struct frame *call, fr
 /* Is call the same frame as the innermost one, re-entered by a jump (a loop whose head is the
  * function's first instruction) rather than by a call? */
 bool frames_is_reentry(const struct shadow_stack *stack, const struct frame *call);
-/* A return-site breakpoint at addr was hit with the given rsp. Returns true when it ended one
- * of the thread's calls (and every call above it). */
-bool frames_return(struct shadow_stack *stack, uint64_t addr, uint64_t rsp, frame_end_fn end,
+/* A return-site breakpoint at addr was hit with the stack pointer at sp. Returns true when it
+ * ended one of the thread's calls (and every call above it). */
+bool frames_return(struct shadow_stack *stack, uint64_t addr, uint64_t sp, frame_end_fn end,
                    void *ctx);
 /* Closes frames index and above, innermost first (their code was unmapped under them). */
 void frames_close_from(struct shadow_stack *stack, size_t index, unsigned flags, frame_end_fn end,

@@ -129,13 +129,13 @@ void values_build_args(struct values_buf *b, pid_t tid, uint32_t func,
     if (plan->entry) {
         struct reader rd = {read, ctx};
         put_bytes(b, CHUNK_GPR, regs->gprs, 6 * 8);
-        if (plan->entry_xmm && regs->xmm)
-            put_bytes(b, CHUNK_XMM, regs->xmm, 8 * 16);
+        if (plan->entry_xmm && regs->vec)
+            put_bytes(b, CHUNK_XMM, regs->vec, 8 * 16);
         const uint8_t *stack = NULL;
         size_t stack_len = 0;
         if (plan->stack_bytes) {
             size_t at = b->used + sizeof(struct rec_chunk);
-            put_memory(b, &rd, VALUES_READ_STACK, CHUNK_STACK, 0, regs->rsp + 8, plan->stack_bytes,
+            put_memory(b, &rd, VALUES_READ_STACK, CHUNK_STACK, 0, regs->sp + 8, plan->stack_bytes,
                        false);
             stack = b->u.bytes + at;
             stack_len = ((const struct rec_chunk *)(stack - sizeof(struct rec_chunk)))->len;
@@ -152,8 +152,8 @@ void values_build_retval(struct values_buf *b, pid_t tid, uint32_t func,
     struct reader rd = {read, ctx};
     values_begin(b, REC_RETVAL, tid, func);
     put_bytes(b, CHUNK_GPR, regs->gprs, 2 * 8);
-    if (plan->result_fp && regs->xmm && regs->x87) {
-        put_bytes(b, CHUNK_XMM, regs->xmm, 2 * 16);
+    if (plan->result_fp && regs->vec && regs->x87) {
+        put_bytes(b, CHUNK_XMM, regs->vec, 2 * 16);
         put_bytes(b, CHUNK_X87, regs->x87, 16);
     }
     if (plan->hidden_size && regs->gprs[0])

@@ -28,13 +28,15 @@ struct values_buf {
 /* Copies up to len bytes at addr into buf: the count (short at the end of a mapping), or -1. */
 typedef ssize_t (*values_read_fn)(void *ctx, int which, uint64_t addr, void *buf, size_t len);
 
-/* What the registers held: gprs (entry: rdi..r9; return: rax, rdx); xmm (entry: xmm0-7;
- * return: xmm0, xmm1) and x87 (st(0), 16 bytes) or NULL when not copied. */
+/* What the registers held (System V AMD64 ABI): gprs, the integer argument registers at an
+ * entry (rdi..r9), the integer result registers at a return (rax, rdx); vec, the vector
+ * registers (entry: xmm0-7; return: xmm0, xmm1; 16 bytes each) and x87 (st(0), 16 bytes), or
+ * NULL when not copied. */
 struct values_regs {
     const uint64_t *gprs;
-    const uint8_t *xmm;
+    const uint8_t *vec;
     const uint8_t *x87;
-    uint64_t rsp; /* entry: the stack pointer at the function's first instruction */
+    uint64_t sp; /* entry: the stack pointer at the function's first instruction */
 };
 
 void values_build_args(struct values_buf *b, pid_t tid, uint32_t func,

@@ -3,11 +3,13 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+/* The name in brackets after "calltrace" that says which part of calltrace speaks. */
 static const char *const domain_names[DBG_DOMAIN_COUNT] = {
-    [DBG_SYMBOLS] = "symbols",
-    [DBG_PROBE] = "probe",
-    [DBG_ENGINE] = "engine",
-    [DBG_RECORD] = "record",
+    [DBG_SYMBOLS] = "symbols", /* reading images, choosing functions */
+    [DBG_PROBE] = "probe",     /* the breakpoint backend's breakpoints */
+    [DBG_ENGINE] = "engine",   /* the controller: processes, threads, stops */
+    [DBG_RECORD] = "record",   /* the recorder */
+    [DBG_INJECT] = "inject",   /* the inject backend: its region, threads, patches, unwinding */
 };
 
 /* The only process-wide setting: written once by option parsing, read everywhere a message may

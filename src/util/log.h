@@ -9,6 +9,7 @@ enum log_domain {
     DBG_PROBE,
     DBG_ENGINE,
     DBG_RECORD,
+    DBG_INJECT, /* the inject backend: its region, threads, patches, unwinding */
     DBG_DOMAIN_COUNT,
 };
 

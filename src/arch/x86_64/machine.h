@@ -8,7 +8,10 @@
  *   program counter        rip             syscall number in      rax
  *   stack pointer          rsp             syscall being run      orig_rax (-1: none)
  *   integer result         rax (, rdx)     syscall arguments      rdi rsi rdx r10 r8 r9
- *   integer arguments      rdi rsi rdx rcx r8 r9
+ *   integer arguments      rdi rsi rdx rcx r8 r9   thread pointer (TLS)   fs_base
+ *
+ * Instruction decoding for the patcher is in insn.h, relocation of the instructions a
+ * breakpoint or a patch displaces in relocate.h, the inject backend's stubs in inject_tramp.h.
  */
 #ifndef CALLTRACE_ARCH_X86_64_MACHINE_H
 #define CALLTRACE_ARCH_X86_64_MACHINE_H
@@ -19,6 +22,8 @@
 
 /* A stopped thread's general registers, as PTRACE_GETREGS gives them. */
 typedef struct user_regs_struct arch_regs;
+/* Its floating-point and vector registers, as PTRACE_GETFPREGS gives them. */
+typedef struct user_fpregs_struct arch_fpregs;
 
 /* int3: one byte, and a thread that runs it stops with the program counter just past it. */
 #define ARCH_BREAKPOINT_BYTE 0xcc
@@ -30,8 +35,18 @@ typedef struct user_regs_struct arch_regs;
 #define ARCH_SYSCALL_INSN_LEN 2
 /* Below the stack pointer a function may keep data without moving it (the ABI's red zone). */
 #define ARCH_RED_ZONE 128
-/* The number of integer arguments passed in registers. */
+/* The number of integer arguments passed in registers, and of integer result registers. */
 #define ARCH_INT_ARG_REGS 6
+#define ARCH_INT_RESULT_REGS 2
+/* The stack pointer's alignment at a call (before it pushes the return address). */
+#define ARCH_STACK_ALIGN 16
+/* A call pushes the return address: at a function's entry it is at sp, and after the return
+ * the stack pointer is this much above the entry's. */
+#define ARCH_RETURN_ADDR_SIZE 8
+/* The longest instruction there is: a decoder given this many bytes never reads past them. */
+#define ARCH_MAX_INSN_LEN 15
+/* A jump that reaches +-2 GiB (jmp rel32): what a patched function entry starts with. */
+#define ARCH_JUMP_LEN 5
 
 /* Where PTRACE_POKEUSER writes the program counter. */
 #define ARCH_PC_USER_OFFSET offsetof(struct user_regs_struct, rip)
@@ -42,8 +57,26 @@ static inline uint64_t arch_sp(const arch_regs *r) { return r->rsp; }
 static inline void arch_set_sp(arch_regs *r, uint64_t sp) { r->rsp = sp; }
 /* The function's integer result (the first of rax:rdx). */
 static inline uint64_t arch_retval(const arch_regs *r) { return r->rax; }
+/* The i-th integer result register (0-based, i < ARCH_INT_RESULT_REGS) at a return. */
+static inline uint64_t arch_int_result(const arch_regs *r, unsigned i)
+{
+    return i == 0 ? r->rax : r->rdx;
+}
+/* The thread pointer: the base of the thread's TLS block (glibc's TCB). */
+static inline uint64_t arch_tls_base(const arch_regs *r) { return r->fs_base; }
 /* The system call the thread is in, or a negative number when it is in none. */
 static inline int64_t arch_syscall_nr(const arch_regs *r) { return (int64_t)r->orig_rax; }
+
+/* The vector argument registers (xmm0-7 at an entry, xmm0-1 at a return; 16 bytes each). */
+static inline const uint8_t *arch_vector_regs(const arch_fpregs *fp)
+{
+    return (const uint8_t *)fp->xmm_space;
+}
+/* The top of the x87 stack (st(0), 16 bytes): where a long double result is. */
+static inline const uint8_t *arch_x87_top(const arch_fpregs *fp)
+{
+    return (const uint8_t *)fp->st_space;
+}
 
 /* The i-th integer argument (0-based, i < ARCH_INT_ARG_REGS) at a function's entry. */
 static inline uint64_t arch_int_arg(const arch_regs *r, unsigned i)

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arch/x86_64/insn.h"
 #include "arch/x86_64/relocate.h"
 #include "tracer/arg_capture.h"
 #include "remote/memory.h"
@@ -61,22 +62,10 @@ static int place_out_of_line(struct process *p, pid_t tid, csh decoder, const ui
  * data only makes a re-entry of that function with the very same frame count as a loop. */
 static bool branches_to_entry(const uint8_t *code, uint64_t size)
 {
-    for (uint64_t i = 0; i + 2 <= size; i++) {
-        uint8_t op = code[i];
-        if ((op == 0xeb || (op >= 0x70 && op <= 0x7f)) &&
-            (int64_t)(i + 2) + (int8_t)code[i + 1] == 0)
+    for (uint64_t i = 0; i < size; i++) {
+        struct arch_branch_bytes b;
+        if (arch_branch_bytes_at(code + i, size - i, i, &b) && !b.is_call && b.target == 0)
             return true;
-        int32_t d32;
-        if (op == 0xe9 && i + 5 <= size) {
-            memcpy(&d32, code + i + 1, 4);
-            if ((int64_t)(i + 5) + d32 == 0)
-                return true;
-        }
-        if (op == 0x0f && i + 6 <= size && code[i + 1] >= 0x80 && code[i + 1] <= 0x8f) {
-            memcpy(&d32, code + i + 2, 4);
-            if ((int64_t)(i + 6) + d32 == 0)
-                return true;
-        }
     }
     return false;
 }

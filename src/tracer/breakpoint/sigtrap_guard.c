@@ -5,8 +5,8 @@
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
-#include <sys/user.h>
 
+#include "arch/x86_64/machine.h"
 #include "tracer/addrspace.h"
 #include "remote/memory.h"
 #include "remote/syscall.h"
@@ -18,10 +18,10 @@
 static int remote_sigaction(struct thread *t, const struct kernel_sigaction *set,
                             struct kernel_sigaction *old)
 {
-    struct user_regs_struct regs;
+    arch_regs regs;
     if (ptrace(PTRACE_GETREGS, t->tid, 0, &regs) < 0)
         return -1;
-    uint64_t buf = (regs.rsp - STACK_SCRATCH_OFFSET) & ~15ull;
+    uint64_t buf = (arch_sp(&regs) - STACK_SCRATCH_OFFSET) & ~(uint64_t)(ARCH_STACK_ALIGN - 1);
     if (set && mem_write(t->proc->mem_fd, buf, set, sizeof(*set)) < 0)
         return -1;
     /* the kernel's sigset_t is 8 bytes on x86_64, not glibc's 128 */

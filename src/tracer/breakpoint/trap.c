@@ -1,13 +1,13 @@
 /* A SIGTRAP stop: one of calltrace's breakpoints (a function entry, a return site, or both), or
  * a trap of the program's own, which goes back to it untouched. */
 #include <signal.h>
-#include <stddef.h>
 #include <sys/ptrace.h>
-#include <sys/user.h>
 
+#include "arch/x86_64/machine.h"
 #include "tracer/arg_capture.h"
 #include "control/control.h"
 #include "tracer/breakpoint/sigtrap_guard.h"
+#include "tracer/breakpoint/stop_values.h"
 #include "tracer/stack_region.h"
 #include "tracer/inject/inject.h"
 #include "tracer/addrspace.h"
@@ -15,9 +15,9 @@
 #include "remote/memory.h"
 #include "util/log.h"
 
-/* An int3 reports si_code SI_KERNEL; the program's raise(SIGTRAP) or kill() does not, even if
+/* A breakpoint reports si_code SI_KERNEL; the program's raise(SIGTRAP) or kill() does not, even if
  * it happened to stop right after one of our breakpoints. */
-static bool trap_is_int3(pid_t tid)
+static bool trap_is_breakpoint(pid_t tid)
 {
     siginfo_t si;
     if (ptrace(PTRACE_GETSIGINFO, tid, 0, &si) < 0)
@@ -26,9 +26,9 @@ static bool trap_is_int3(pid_t tid)
 }
 
 static void on_entry(struct session *s, struct thread *t, const struct breakpoint *bp,
-                     const struct user_regs_struct *regs)
+                     const arch_regs *regs)
 {
-    uint64_t sp = regs->rsp;
+    uint64_t sp = arch_sp(regs);
     struct process *p = t->proc;
     uint64_t ret = 0;
     if (mem_read(p->mem_fd, sp, &ret, sizeof(ret)) < 0)
@@ -54,11 +54,12 @@ static void on_entry(struct session *s, struct thread *t, const struct breakpoin
 
 void engine_on_trap(struct session *s, struct thread *t)
 {
-    struct user_regs_struct regs;
+    arch_regs regs;
     if (ptrace(PTRACE_GETREGS, t->tid, 0, &regs) < 0)
         return;
-    const struct breakpoint *bp = breakpoint_at(t->proc->as, regs.rip - 1);
-    if (!bp || !bp->kinds || !trap_is_int3(t->tid)) {
+    /* the breakpoint ran: the program counter is just past it */
+    const struct breakpoint *bp = breakpoint_at(t->proc->as, arch_pc(&regs) - ARCH_BREAKPOINT_LEN);
+    if (!bp || !bp->kinds || !trap_is_breakpoint(t->tid)) {
         sigtrap_guard_learn(t);
         engine_resume(t, SIGTRAP);
         return;
@@ -67,7 +68,7 @@ void engine_on_trap(struct session *s, struct thread *t)
     if (s->inject) /* its calls through the trampolines come first: it made them first */
         inject_drain_thread(s, t);
     if (t->proc->unfollowed) { /* a vfork child of --no-follow: run through, record nothing */
-        ptrace(PTRACE_POKEUSER, t->tid, offsetof(struct user_regs_struct, rip), bp->resume);
+        ptrace(PTRACE_POKEUSER, t->tid, ARCH_PC_USER_OFFSET, bp->resume);
         engine_resume(t, 0);
         return;
     }
@@ -81,12 +82,12 @@ void engine_on_trap(struct session *s, struct thread *t)
     }
     if (bp->kinds & BP_RETURN) {
         struct frame_end_ctx ctx = {s, t, &regs};
-        frames_return(&t->stack, bp->addr, regs.rsp, session_frame_end, &ctx);
+        frames_return(&t->stack, bp->addr, arch_sp(&regs), session_frame_end, &ctx);
     }
     uint64_t resume = bp->resume;
     if (bp->kinds & BP_ENTRY)
         on_entry(s, t, bp, &regs); /* may add breakpoints: bp can move */
-    /* Only rip changes: one word instead of the whole register set. */
-    ptrace(PTRACE_POKEUSER, t->tid, offsetof(struct user_regs_struct, rip), resume);
+    /* Only the program counter changes: one word instead of the whole register set. */
+    ptrace(PTRACE_POKEUSER, t->tid, ARCH_PC_USER_OFFSET, resume);
     engine_resume(t, 0);
 }

@@ -263,15 +263,15 @@ static bool data_fits(const uint8_t *data, size_t len, uint64_t most)
 
 int capture_decode_args(struct values_buf *b, pid_t tid, uint32_t func,
                         const struct capture_plan *plan, const uint8_t *table, const uint8_t *data,
-                        size_t len, uint64_t rsp, unsigned string_max)
+                        size_t len, uint64_t entry_sp, unsigned string_max)
 {
     if (!data_fits(data, len, entry_bytes(table)) || len < entry_fixed(table))
         return -1;
     const uint8_t *at = data + 8, *end = data + len;
-    struct values_regs regs = {(const uint64_t *)at, NULL, NULL, rsp};
+    struct values_regs regs = {(const uint64_t *)at, NULL, NULL, entry_sp};
     at += 6 * 8;
     if (table[CT_ENTRY_XMM]) {
-        regs.xmm = at;
+        regs.vec = at;
         at += 8 * 16;
     }
     struct replay r = {.end = end, .nreads = get_u16(table + CT_NREADS)};
@@ -295,7 +295,7 @@ int capture_decode_retval(struct values_buf *b, pid_t tid, uint32_t func,
     struct values_regs regs = {(const uint64_t *)at, NULL, NULL, 0};
     at += 2 * 8;
     if (table[CT_RESULT_FP]) {
-        regs.xmm = at;
+        regs.vec = at;
         regs.x87 = at + 2 * 16;
         at += 2 * 16 + 16;
     }

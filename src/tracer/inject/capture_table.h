@@ -24,11 +24,11 @@ void capture_table_encode(const struct capture_plan *plan, unsigned string_max, 
                           uint8_t *out);
 
 /* The record of the call whose entry (exit) event carried data[0..len) under table, or -1 when
- * the data does not fit the table (a program that wrote over its ring). rsp: the slot of the
+ * the data does not fit the table (a program that wrote over its ring). entry_sp: the slot of the
  * return address, where the function's stack pointer was at its entry. */
 int capture_decode_args(struct values_buf *b, pid_t tid, uint32_t func,
                         const struct capture_plan *plan, const uint8_t *table, const uint8_t *data,
-                        size_t len, uint64_t rsp, unsigned string_max);
+                        size_t len, uint64_t entry_sp, unsigned string_max);
 int capture_decode_retval(struct values_buf *b, pid_t tid, uint32_t func,
                           const struct capture_plan *plan, const uint8_t *table,
                           const uint8_t *data, size_t len, unsigned string_max);

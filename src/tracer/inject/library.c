@@ -37,7 +37,7 @@ static uint64_t code_region(const struct session *s, struct process *p, pid_t vi
         return 0;
     }
     if (inject_write_blob(p, code, sp) < 0) {
-        dbg(DBG_ENGINE, 1, "%s: cannot write its code region: %s", image->path, strerror(errno));
+        dbg(DBG_INJECT, 1, "%s: cannot write its code region: %s", image->path, strerror(errno));
         return 0;
     }
     return code;
@@ -62,7 +62,7 @@ long inject_trace_library(struct session *s, struct process *p, pid_t via,
     uint32_t first_func = s->next_func_id;
     long n = patch_image(s, p, via, sp, image, bias, code + BLOB_ROOM, code);
     note_blob(sp, code, first_func, s->next_func_id);
-    dbg(DBG_ENGINE, 1, "%s: %ld functions traced in process %d (inject)", image->path, n,
+    dbg(DBG_INJECT, 1, "%s: %ld functions traced in process %d (inject)", image->path, n,
         (int)p->pid);
     return n;
 }

@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "arch/x86_64/inject_tramp.h"
+#include "arch/x86_64/insn.h"
+#include "arch/x86_64/machine.h"
 #include "arch/x86_64/relocate.h"
 #include "tracer/arg_capture.h"
 #include "tracer/inject/captures.h"
@@ -14,13 +16,11 @@
 #include "symbols/eh_frame_hdr.h"
 #include "util/log.h"
 
-#define JMP_LEN 5
-
 /* The image's text, read once from the program. */
 struct text {
     uint64_t start; /* runtime address */
     uint64_t size;
-    uint8_t *bytes; /* size + X86_MAX_INSN, the tail zeroed */
+    uint8_t *bytes; /* size + ARCH_MAX_INSN_LEN, the tail zeroed */
 };
 
 /* Every relative branch target found in the image's function bodies, sorted; and per function
@@ -69,59 +69,23 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* The target of a relative jump or call (jmp, jcc, call, loop, jrcxz, xbegin), read from its
- * bytes; false for any other instruction. Read by hand because capstone's details (groups,
- * operands) cost several times the decoding itself, and a library's whole text is scanned. */
-static bool relative_target(const cs_insn *insn, uint64_t *target, bool *is_call)
-{
-    static const uint8_t prefixes[] = {0xf0, 0xf2, 0xf3, 0x2e, 0x36, 0x3e, 0x26, 0x64, 0x65, 0x67};
-    const uint8_t *b = insn->bytes;
-    size_t n = insn->size, i = 0;
-    while (i < n && memchr(prefixes, b[i], sizeof(prefixes)))
-        i++;
-    if (i < n && b[i] == 0x66)
-        return false; /* a 16-bit displacement: not in 64-bit code */
-    if (i < n && (b[i] & 0xf0) == 0x40)
-        i++;
-    if (i >= n)
-        return false;
-    uint8_t op = b[i];
-    int32_t rel;
-    if ((op == 0xe8 || op == 0xe9) && n - i == 5)
-        memcpy(&rel, b + i + 1, 4);
-    else if ((op == 0xeb || (op >= 0x70 && op <= 0x7f) || (op >= 0xe0 && op <= 0xe3)) && n - i == 2)
-        rel = (int8_t)b[i + 1];
-    else if (op == 0x0f && n - i == 6 && b[i + 1] >= 0x80 && b[i + 1] <= 0x8f)
-        memcpy(&rel, b + i + 2, 4);
-    else if (op == 0xc7 && n - i == 6 && b[i + 1] == 0xf8) /* xbegin */
-        memcpy(&rel, b + i + 2, 4);
-    else
-        return false;
-    *target = insn->address + n + (int64_t)rel;
-    *is_call = op == 0xe8;
-    return true;
-}
-
 /* Disassembles one function body (or a range of code) linearly and notes its relative branch
  * targets; a byte that does not decode is stepped over, so that what follows is still seen. */
-static int scan_body(csh cs, cs_insn *insn, struct branch_map *m, const uint8_t *code,
+static int scan_body(struct arch_decoder *d, struct branch_map *m, const uint8_t *code,
                      uint64_t size, uint64_t addr, bool *loops_to_entry)
 {
-    const uint8_t *p = code;
-    size_t left = size;
-    uint64_t at = addr;
-    while (left) {
-        if (!cs_disasm_iter(cs, &p, &left, &at, insn)) {
-            p++, left--, at++;
+    for (uint64_t off = 0; off < size;) {
+        struct arch_insn insn;
+        if (!arch_decode(d, code + off, size - off, addr + off, &insn)) {
+            off++;
             continue;
         }
-        uint64_t t;
-        bool is_call;
-        if (!relative_target(insn, &t, &is_call))
+        off += insn.len;
+        if (!insn.is_branch)
             continue;
-        if (t == addr && !is_call)
+        if (insn.target == addr && !insn.is_call)
             *loops_to_entry = true;
-        if (push_target(m, t) < 0)
+        if (push_target(m, insn.target) < 0)
             return -1;
     }
     return 0;
@@ -143,17 +107,11 @@ static bool near_pick(const uint64_t *picks, size_t n, uint64_t t)
 static bool may_branch_to_picks(const uint8_t *code, uint64_t size, uint64_t addr,
                                 const uint64_t *picks, size_t npicks)
 {
-    for (uint64_t j = 0; j + 5 <= size; j++) {
-        int32_t rel;
-        if (code[j] == 0xe8 || code[j] == 0xe9) {
-            memcpy(&rel, code + j + 1, 4);
-            if (near_pick(picks, npicks, addr + j + 5 + (int64_t)rel))
-                return true;
-        } else if (code[j] == 0x0f && j + 6 <= size && code[j + 1] >= 0x80 && code[j + 1] <= 0x8f) {
-            memcpy(&rel, code + j + 2, 4);
-            if (near_pick(picks, npicks, addr + j + 6 + (int64_t)rel))
-                return true;
-        }
+    for (uint64_t j = 0; j < size; j++) {
+        struct arch_branch_bytes b;
+        if (arch_branch_bytes_at(code + j, size - j, addr + j, &b) && b.rel32 &&
+            near_pick(picks, npicks, b.target))
+            return true;
     }
     return false;
 }
@@ -207,23 +165,13 @@ static uint64_t symbol_end(const struct span *v, size_t n, uint64_t start)
 /* image->funcs[0..first_range) are decoded whole; the unwind ranges after them (the code the
  * symbols do not cover, in a stripped file most of it) only where a branch could land near a
  * pick: decoding a whole text costs about a second, this a few milliseconds. */
-static int scan_branches(const struct elf_image *image, uint64_t bias, const struct text *texts,
-                         size_t ntexts, size_t first_range, const uint64_t *picks, size_t npicks,
-                         struct branch_map *m)
+static int scan_branches(struct arch_decoder *d, const struct elf_image *image, uint64_t bias,
+                         const struct text *texts, size_t ntexts, size_t first_range,
+                         const uint64_t *picks, size_t npicks, struct branch_map *m)
 {
     m->loops_to_entry = calloc(image->nfuncs ? image->nfuncs : 1, sizeof(bool));
     struct span *spans = symbol_spans(image, first_range);
-    if (!spans)
-        return -1;
-    /* Without details: see relative_target. */
-    csh cs;
-    if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK)
-        return -1;
-    cs_insn *insn = cs_malloc(cs);
-    if (!m->loops_to_entry || !insn) {
-        if (insn)
-            cs_free(insn, 1);
-        cs_close(&cs);
+    if (!m->loops_to_entry || !spans) {
         free(spans);
         return -1;
     }
@@ -247,11 +195,9 @@ static int scan_branches(const struct elf_image *image, uint64_t bias, const str
                 !may_branch_to_picks(t->bytes + off, size, at, picks, npicks))
                 continue;
         }
-        rc = scan_body(cs, insn, m, t->bytes + off, size, at, loops);
+        rc = scan_body(d, m, t->bytes + off, size, at, loops);
     }
     free(spans);
-    cs_free(insn, 1);
-    cs_close(&cs);
     if (rc == 0 && m->n)
         qsort(m->targets, m->n, sizeof(*m->targets), cmp_u64);
     m->starts = calloc(image->nfuncs ? image->nfuncs : 1, sizeof(*m->starts));
@@ -292,30 +238,22 @@ static bool branch_into(const struct branch_map *m, uint64_t addr, size_t len)
 
 /* A function shorter than the jump, ending in ret or jmp: the jump may cover the alignment
  * padding after it, when that is nops or int3s that no function starts in. */
-static bool padding_follows(csh cs, const struct branch_map *m, const struct text *t, uint64_t off,
-                            uint64_t addr, size_t covered)
+static bool padding_follows(struct arch_decoder *d, const struct branch_map *m,
+                            const struct text *t, uint64_t off, uint64_t addr, size_t covered)
 {
     size_t next = first_above(m->starts, m->nstarts, addr);
-    if (next < m->nstarts && m->starts[next] < addr + JMP_LEN)
+    if (next < m->nstarts && m->starts[next] < addr + ARCH_JUMP_LEN)
         return false;
-    if (off + JMP_LEN > t->size)
+    if (off + ARCH_JUMP_LEN > t->size)
         return false;
-    cs_insn *insn = cs_malloc(cs);
-    if (!insn)
-        return false;
-    const uint8_t *p = t->bytes + off + covered;
-    size_t left = t->size - off - covered;
-    uint64_t at = addr + covered;
-    bool ok = true;
-    while (ok && at < addr + JMP_LEN) {
-        if (*p == 0xcc) {
-            p++, left--, at++;
-            continue;
-        }
-        ok = cs_disasm_iter(cs, &p, &left, &at, insn) && insn->id == X86_INS_NOP;
+    for (size_t at = covered; at < ARCH_JUMP_LEN;) {
+        struct arch_insn insn;
+        if (!arch_decode(d, t->bytes + off + at, t->size - off - at, addr + at, &insn) ||
+            !(insn.is_int3 || insn.is_nop))
+            return false;
+        at += insn.len;
     }
-    cs_free(insn, 1);
-    return ok;
+    return true;
 }
 
 static int read_texts(struct process *p, const struct elf_image *image, uint64_t bias,
@@ -325,9 +263,9 @@ static int read_texts(struct process *p, const struct elf_image *image, uint64_t
         struct text *t = &texts[i];
         t->start = image->segments[i].vaddr + bias;
         t->size = image->segments[i].memsz;
-        t->bytes = calloc(1, t->size + X86_MAX_INSN);
+        t->bytes = calloc(1, t->size + ARCH_MAX_INSN_LEN);
         if (!t->bytes || mem_read(p->mem_fd, t->start, t->bytes, t->size) < 0) {
-            dbg(DBG_PROBE, 1, "cannot read text at %#llx: %s", (unsigned long long)t->start,
+            dbg(DBG_INJECT, 1, "cannot read text at %#llx: %s", (unsigned long long)t->start,
                 strerror(errno));
             return -1;
         }
@@ -337,8 +275,8 @@ static int read_texts(struct process *p, const struct elf_image *image, uint64_t
 
 /* Relocates f's first instructions into its code slot at code (fills buf). Returns how many
  * bytes of f the jump covers, or 0 with *why. */
-static size_t plan_function(struct session *s, const struct func_symbol *f, size_t index,
-                            const struct text *t, uint64_t off, uint64_t addr,
+static size_t plan_function(struct session *s, struct arch_decoder *d, const struct func_symbol *f,
+                            size_t index, const struct text *t, uint64_t off, uint64_t addr,
                             const struct branch_map *m, uint64_t code, uint8_t *buf,
                             const char **why)
 {
@@ -346,9 +284,9 @@ static size_t plan_function(struct session *s, const struct func_symbol *f, size
         *why = "its body jumps back to its first instruction";
         return 0;
     }
-    size_t avail = (size_t)(t->size - off) + X86_MAX_INSN;
+    size_t avail = (size_t)(t->size - off) + ARCH_MAX_INSN_LEN;
     size_t reloc_len, covered;
-    if (x86_relocate_prologue(s->decoder, t->bytes + off, avail, addr, JMP_LEN,
+    if (x86_relocate_prologue(s->decoder, t->bytes + off, avail, addr, ARCH_JUMP_LEN,
                               code + FUNC_RELOC_OFF, buf + FUNC_RELOC_OFF, FUNC_RELOC_MAX,
                               &reloc_len, &covered, why) < 0)
         return 0;
@@ -356,18 +294,18 @@ static size_t plan_function(struct session *s, const struct func_symbol *f, size
         *why = "too short for a jump";
         return 0;
     }
-    if (covered < JMP_LEN) {
-        if (!padding_follows(s->decoder, m, t, off, addr, covered)) {
+    if (covered < ARCH_JUMP_LEN) {
+        if (!padding_follows(d, m, t, off, addr, covered)) {
             *why = "too short for a jump, and no padding after it";
             return 0;
         }
-        covered = JMP_LEN;
+        covered = ARCH_JUMP_LEN;
     }
     if (branch_into(m, addr, covered)) {
         *why = "a branch lands inside the bytes the jump would cover";
         return 0;
     }
-    memset(buf + FUNC_RELOC_OFF + reloc_len, 0xcc, FUNC_RELOC_MAX - reloc_len);
+    memset(buf + FUNC_RELOC_OFF + reloc_len, ARCH_BREAKPOINT_BYTE, FUNC_RELOC_MAX - reloc_len);
     return covered;
 }
 
@@ -430,7 +368,7 @@ static long breakpoint_fallbacks(struct session *s, const struct patch_target *t
                                      target->image->path, &f, target->bias);
         if (rc < 0)
             break;
-        if (rc > 0)
+        if (rc > 0) /* said by the breakpoints' domain: the breakpoint backend traces it */
             dbg(DBG_PROBE, 1, "%s: on a breakpoint (the ptrace engine's), not patched: %s", f.name,
                 why[i]);
         traced += rc;
@@ -463,7 +401,7 @@ static long write_jumps(struct process *p, const struct inject_space *sp, size_t
         if (!n)
             continue;
         if (mem_write(p->mem_fd, lo, tx->bytes + (lo - tx->start), hi - lo) < 0) {
-            dbg(DBG_PROBE, 1, "cannot patch %#llx..%#llx: %s", (unsigned long long)lo,
+            dbg(DBG_INJECT, 1, "cannot patch %#llx..%#llx: %s", (unsigned long long)lo,
                 (unsigned long long)hi, strerror(errno));
             continue;
         }
@@ -485,9 +423,10 @@ static size_t resume_positions(struct session *s, struct process *p, const struc
     return thread_positions(s, p, lo, hi, out);
 }
 
-static long patch_planned(struct session *s, const struct patch_target *target,
-                          const struct patch_pick *picks, size_t npicks, struct text *texts,
-                          const struct branch_map *m, uint8_t *codebuf)
+static long patch_planned(struct session *s, struct arch_decoder *d,
+                          const struct patch_target *target, const struct patch_pick *picks,
+                          size_t npicks, struct text *texts, const struct branch_map *m,
+                          uint8_t *codebuf)
 {
     struct inject_space *sp = target->sp;
     const struct elf_image *image = target->image;
@@ -516,7 +455,7 @@ static long patch_planned(struct session *s, const struct patch_target *target,
         const char *why = NULL;
         uint64_t at = code + used * FUNC_CODE_SIZE;
         uint8_t *buf = codebuf + used * FUNC_CODE_SIZE;
-        size_t covered = plan_function(s, f, i, t, off, addr, m, at, buf, &why);
+        size_t covered = plan_function(s, d, f, i, t, off, addr, m, at, buf, &why);
         if (covered && inside(resume, nresume, addr, covered)) {
             covered = 0; /* a breakpoint writes only the first byte */
             why = "a thread may resume in the middle of the bytes the jump would cover";
@@ -584,11 +523,12 @@ long patch_functions(struct session *s, const struct patch_target *target,
     struct text *texts = calloc(image->nsegments ? image->nsegments : 1, sizeof(*texts));
     struct branch_map m = {0};
     uint8_t *codebuf = calloc(1, n * FUNC_CODE_SIZE + 1);
+    struct arch_decoder *d = n ? arch_decoder_new() : NULL;
     long rc = -1;
-    if (n && starts && texts && codebuf && read_texts(target->p, image, target->bias, texts) == 0 &&
-        scan_branches(&scanned, target->bias, texts, image->nsegments, first_range, starts, n,
+    if (d && starts && texts && codebuf && read_texts(target->p, image, target->bias, texts) == 0 &&
+        scan_branches(d, &scanned, target->bias, texts, image->nsegments, first_range, starts, n,
                       &m) == 0)
-        rc = patch_planned(s, target, picks, n, texts, &m, codebuf);
+        rc = patch_planned(s, d, target, picks, n, texts, &m, codebuf);
     else if (!n)
         rc = 0; /* nothing wanted (-F) */
     free(ranges);
@@ -600,6 +540,7 @@ long patch_functions(struct session *s, const struct patch_target *target,
     free(m.loops_to_entry);
     free(m.starts);
     free(codebuf);
+    arch_decoder_free(d);
     return rc;
 }
 

@@ -1,16 +1,17 @@
 /* A patch overwrites a function's first instructions with a jump and int3s: a thread that would
  * go on running in the middle of those bytes would execute garbage. Attached, threads can be
  * anywhere: stopped after a function's first instruction, inside a system call made there
- * (which the kernel restarts 2 bytes back), or in a signal handler whose frame resumes there
- * when it returns. The stack is read near the stack pointer only: a signal frame is just above
- * the handler's stack, and a return address into the first bytes of a function (a call among
- * its first instructions) belongs to the innermost frames in practice. */
+ * (which the kernel restarts at its system call instruction, just before), or in a signal handler
+ * whose frame resumes there when it returns. The stack is read near the stack pointer only: a
+ * signal frame is just above the handler's stack, and a return address into the first bytes of a
+ * function (a call among its first instructions) belongs to the innermost frames in practice. */
 #include "tracer/inject/positions.h"
 
 #include <stdlib.h>
 #include <sys/ptrace.h>
-#include <sys/user.h>
 #include <unistd.h>
+
+#include "arch/x86_64/machine.h"
 
 #define STACK_SCAN (256u << 10)
 #define STACK_CHUNK (64u << 10)
@@ -67,14 +68,14 @@ size_t thread_positions(struct session *s, const struct process *p, uint64_t lo,
     ADDR_MAP_FOREACH(&s->threads, slot)
     {
         const struct thread *t = slot->value;
-        struct user_regs_struct regs;
+        arch_regs regs;
         if (t->proc != p || ptrace(PTRACE_GETREGS, t->tid, 0, &regs) < 0)
             continue;
-        add(&ps, regs.rip);
-        if ((int64_t)regs.orig_rax >= 0)
-            add(&ps, regs.rip - 2); /* syscall is 2 bytes */
+        add(&ps, arch_pc(&regs));
+        if (arch_syscall_nr(&regs) >= 0)
+            add(&ps, arch_pc(&regs) - ARCH_SYSCALL_INSN_LEN);
         if (buf)
-            scan_stack(&ps, p->mem_fd, regs.rsp, buf);
+            scan_stack(&ps, p->mem_fd, arch_sp(&regs), buf);
     }
     free(buf);
     if (ps.n)

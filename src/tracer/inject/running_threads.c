@@ -18,9 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
-#include <sys/user.h>
 
 #include "arch/x86_64/inject_tramp.h"
+#include "arch/x86_64/machine.h"
 #include "tracer/inject/inject.h"
 #include "tracer/inject/space.h"
 #include "remote/memory.h"
@@ -29,11 +29,12 @@
 /* Gives the stopped thread t its control block (the main thread the one set up for it). */
 static void give_block(struct session *s, struct inject_space *sp, struct thread *t, pid_t via)
 {
-    struct user_regs_struct regs;
+    arch_regs regs;
     bool is_main = t->tid == sp->pid;
     int slot = is_main ? space_slot_of(sp, t->tid) : -1;
-    if (ptrace(PTRACE_GETREGS, t->tid, 0, &regs) < 0 || !is_glibc_tcb(t->proc, regs.fs_base)) {
-        dbg(DBG_ENGINE, 1, "thread %d: no glibc thread control block: its calls are not recorded",
+    if (ptrace(PTRACE_GETREGS, t->tid, 0, &regs) < 0 ||
+        !is_glibc_tcb(t->proc, arch_tls_base(&regs))) {
+        dbg(DBG_INJECT, 1, "thread %d: no glibc thread control block: its calls are not recorded",
             (int)t->tid);
         if (slot >= 0)
             space_slot_release(s->inject, sp, slot);
@@ -41,7 +42,7 @@ static void give_block(struct session *s, struct inject_space *sp, struct thread
     }
     if (!is_main)
         slot = space_slot_take(sp, t->tid);
-    inject_bind_slot(s, sp, t, slot, regs.fs_base, via);
+    inject_bind_slot(s, sp, t, slot, arch_tls_base(&regs), via);
 }
 
 void inject_attach_threads(struct session *s, struct process *p, pid_t via)

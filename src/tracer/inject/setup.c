@@ -74,7 +74,7 @@ void inject_note(const struct session *s, const char *fmt, ...)
     if (!s->opts->quiet)
         err_msg("%s", text);
     else
-        dbg(DBG_ENGINE, 1, "%s", text);
+        dbg(DBG_INJECT, 1, "%s", text);
 }
 
 static void forget_space(struct inject_engine *e, pid_t pid)
@@ -136,12 +136,12 @@ long inject_trace_image(struct session *s, struct process *p, pid_t via,
     }
     if (ptrace(PTRACE_SETOPTIONS, via, 0,
                s->attached ? INJECT_ATTACH_OPTIONS : INJECT_TRACE_OPTIONS) < 0)
-        dbg(DBG_ENGINE, 1, "process %d: cannot ask for vfork-done stops: %s", (int)p->pid,
+        dbg(DBG_INJECT, 1, "process %d: cannot ask for vfork-done stops: %s", (int)p->pid,
             strerror(errno));
     sp->blob_exit = code + inject_blob_exit_off;
     sp->blob_exit_args = code + inject_blob_exit_args_off;
     long n = patch_image(s, p, via, sp, image, bias, code + BLOB_ROOM, code);
-    dbg(DBG_ENGINE, 1, "%s: %ld functions traced in process %d (inject)", image->path, n,
+    dbg(DBG_INJECT, 1, "%s: %ld functions traced in process %d (inject)", image->path, n,
         (int)p->pid);
     return n < 0 ? 0 : n;
 }

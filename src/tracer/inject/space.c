@@ -115,7 +115,7 @@ void space_free_rings(const struct inject_space *sp)
         off_t ring = REGION_HEADER + (off_t)i * (off_t)sp->slot_size + CTL_SIZE + SHADOW_SIZE;
         if (fallocate(sp->memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, ring,
                       (off_t)(sp->slot_size - CTL_SIZE - SHADOW_SIZE)) < 0) {
-            dbg(DBG_ENGINE, 1, "process %d: cannot free its rings: %s", (int)sp->pid,
+            dbg(DBG_INJECT, 1, "process %d: cannot free its rings: %s", (int)sp->pid,
                 strerror(errno));
             return;
         }
@@ -138,7 +138,7 @@ static int write_shadow_indexes(const struct inject_space *sp, int slot)
     indexes[(CTL_SHADOW_END - CTL_SIZE) / 8] = shadow + SHADOW_SIZE;
     indexes[(CTL_SHADOW_BASE - CTL_SIZE) / 8] = shadow + SHADOW_HEADER;
     if (mem_write(sp->mem_fd, shadow, indexes, sizeof(indexes)) < 0) {
-        dbg(DBG_ENGINE, 1, "process %d: cannot set up a shadow stack: %s", (int)sp->pid,
+        dbg(DBG_INJECT, 1, "process %d: cannot set up a shadow stack: %s", (int)sp->pid,
             strerror(errno));
         return -1;
     }
@@ -188,7 +188,7 @@ void space_slot_own(struct inject_space *sp, int slot, struct process *p, pid_t 
     if (remote_call(p, via, SYS_mmap, at, SHADOW_SIZE, PROT_READ | PROT_WRITE,
                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, (uint64_t)-1, 0,
                     &got) < 0) {
-        dbg(DBG_ENGINE, 1, "process %d: cannot make a shadow stack private: %s", (int)sp->pid,
+        dbg(DBG_INJECT, 1, "process %d: cannot make a shadow stack private: %s", (int)sp->pid,
             strerror(errno));
         return;
     }

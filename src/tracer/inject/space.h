@@ -164,12 +164,12 @@ int inject_write_blob(struct process *p, uint64_t code, const struct inject_spac
 
 /* glibc's thread control block starts with two pointers to itself (tcb, at 0, and self, at
  * 0x10): anything else is not a layout the trampolines may write into (threads.c). */
-bool is_glibc_tcb(struct process *p, uint64_t fs);
+bool is_glibc_tcb(struct process *p, uint64_t tls_base);
 
 /* Gives the stopped thread t the control block of slot (-1: none free, it runs untraced): its
  * shadow stack made private (through thread via), fs:[INJECT_TCB_SLOT] pointed at it. */
 void inject_bind_slot(struct session *s, struct inject_space *sp, struct thread *t, int slot,
-                      uint64_t fs_base, pid_t via);
+                      uint64_t tls_base, pid_t via);
 
 /* A thread's shadow stack, copied out of the program (it is the program's private memory). */
 struct shadow_copy {

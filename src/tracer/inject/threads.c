@@ -9,9 +9,9 @@
 #include <sys/mman.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
-#include <sys/user.h>
 
 #include "arch/x86_64/inject_tramp.h"
+#include "arch/x86_64/machine.h"
 #include "control/control.h"
 #include "tracer/inject/inject.h"
 #include "tracer/inject/space.h"
@@ -46,10 +46,11 @@ static struct inject_space *space_of(struct session *s, pid_t pid)
     return s->inject ? addr_map_get(&s->inject->spaces, (uint64_t)pid) : NULL;
 }
 
-bool is_glibc_tcb(struct process *p, uint64_t fs)
+bool is_glibc_tcb(struct process *p, uint64_t tls_base)
 {
     uint64_t head[3];
-    return fs && mem_read(p->mem_fd, fs, head, sizeof(head)) == 0 && head[0] == fs && head[2] == fs;
+    return tls_base && mem_read(p->mem_fd, tls_base, head, sizeof(head)) == 0 &&
+           head[0] == tls_base && head[2] == tls_base;
 }
 
 /* The slot whose control block ctl_remote is, or -1. */
@@ -115,9 +116,10 @@ void inject_thread_start(struct session *s, struct thread *t)
     struct inject_space *sp = space_of(s, t->proc->pid);
     if (!sp || t->tid == sp->pid)
         return;
-    struct user_regs_struct regs;
-    if (ptrace(PTRACE_GETREGS, t->tid, 0, &regs) < 0 || !is_glibc_tcb(t->proc, regs.fs_base)) {
-        dbg(DBG_ENGINE, 1, "thread %d: no glibc thread control block: its calls are not recorded",
+    arch_regs regs;
+    if (ptrace(PTRACE_GETREGS, t->tid, 0, &regs) < 0 ||
+        !is_glibc_tcb(t->proc, arch_tls_base(&regs))) {
+        dbg(DBG_INJECT, 1, "thread %d: no glibc thread control block: its calls are not recorded",
             (int)t->tid);
         return;
     }
@@ -129,36 +131,37 @@ void inject_thread_start(struct session *s, struct thread *t)
                 (int)t->tid);
         return;
     }
-    inject_bind_slot(s, sp, t, space_slot_take(sp, t->tid), regs.fs_base, t->tid);
+    inject_bind_slot(s, sp, t, space_slot_take(sp, t->tid), arch_tls_base(&regs), t->tid);
 }
 
 void inject_bind_slot(struct session *s, struct inject_space *sp, struct thread *t, int slot,
-                      uint64_t fs_base, pid_t via)
+                      uint64_t tls_base, pid_t via)
 {
     space_slot_own(sp, slot, t->proc, via);
     if (slot < 0)
         err_msg("inject engine: more than %d threads at once: thread %d runs untraced",
                 REGION_SLOTS, (int)t->tid);
     uint64_t ctl = slot < 0 ? 1 : space_ctl_remote(sp, slot);
-    if (mem_write(t->proc->mem_fd, fs_base + INJECT_TCB_SLOT, &ctl, sizeof(ctl)) < 0) {
-        dbg(DBG_ENGINE, 1, "thread %d: cannot write its control block: %s", (int)t->tid,
+    if (mem_write(t->proc->mem_fd, tls_base + INJECT_TCB_SLOT, &ctl, sizeof(ctl)) < 0) {
+        dbg(DBG_INJECT, 1, "thread %d: cannot write its control block: %s", (int)t->tid,
             strerror(errno));
         if (slot >= 0)
             space_slot_release(s->inject, sp, slot);
         return;
     }
     if (slot >= 0)
-        sp->slot_fs[slot] = fs_base;
+        sp->slot_fs[slot] = tls_base;
 }
 
 /* The control block of the stopped thread t, claiming the main one for it when it has none
  * yet; -1 when it has none. *at: where its thread control block points to it. */
 static int slot_of_stopped(struct inject_space *sp, struct thread *t, uint64_t *tcb_at)
 {
-    struct user_regs_struct regs;
-    if (ptrace(PTRACE_GETREGS, t->tid, 0, &regs) < 0 || !is_glibc_tcb(t->proc, regs.fs_base))
+    arch_regs regs;
+    if (ptrace(PTRACE_GETREGS, t->tid, 0, &regs) < 0 ||
+        !is_glibc_tcb(t->proc, arch_tls_base(&regs)))
         return -1;
-    uint64_t at = regs.fs_base + INJECT_TCB_SLOT, current = 0;
+    uint64_t at = arch_tls_base(&regs) + INJECT_TCB_SLOT, current = 0;
     *tcb_at = at;
     if (mem_read(t->proc->mem_fd, at, &current, sizeof(current)) < 0)
         return -1;
@@ -263,7 +266,7 @@ void inject_on_vfork_done(struct session *s, struct thread *parent)
             continue;
         uint64_t ctl = slot >= 0 ? space_ctl_remote(sp, slot) : 0;
         if (mem_write(parent->proc->mem_fd, sp->slot_fs[i], &ctl, sizeof(ctl)) < 0)
-            dbg(DBG_ENGINE, 1, "thread %d: cannot point it back to its block: %s", (int)parent->tid,
+            dbg(DBG_INJECT, 1, "thread %d: cannot point it back to its block: %s", (int)parent->tid,
                 strerror(errno));
         space_slot_release(s->inject, sp, i);
     }

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
-#include <sys/user.h>
 
 #include "arch/x86_64/inject_tramp.h"
+#include "arch/x86_64/machine.h"
 #include "tracer/inject/inject.h"
 #include "tracer/inject/return_slots.h"
 #include "tracer/inject/space.h"
@@ -90,7 +90,7 @@ void inject_on_library(struct session *s, struct process *p, pid_t tid, const ch
                     "or stack walk through traced calls may fail; use --engine=ptrace",
                     (int)p->pid, names[i], path);
         else
-            dbg(DBG_ENGINE, 1, "%s: %s watched", path, names[i]);
+            dbg(DBG_INJECT, 1, "%s: %s watched", path, names[i]);
     }
 }
 
@@ -127,11 +127,12 @@ static uint64_t exit_of(const struct exit_set *hooks, const struct shadow_entry 
     return exit_set_exit_of(hooks, (uint32_t)e->func, (e->func >> 32) & 1);
 }
 
-/* Swaps the return address slots of the live entries (slot at or above rsp; their ret not a
+/* Swaps the return address slots of the live entries (slot at or above thread_sp; their ret not a
  * trampoline exit: a tail call's entry shares its caller's slot), newest first, from the exit to
  * their real return address (unhook) or back (rehook). */
 static void swap_entries(struct process *p, const struct exit_set *hooks,
-                         const struct shadow_entry *base, size_t depth, uint64_t rsp, bool unhook)
+                         const struct shadow_entry *base, size_t depth, uint64_t thread_sp,
+                         bool unhook)
 {
     struct slot_swap *swaps = malloc((depth ? depth : 1) * sizeof(*swaps));
     if (!swaps) {
@@ -141,7 +142,7 @@ static void swap_entries(struct process *p, const struct exit_set *hooks,
     size_t n = 0;
     for (size_t i = depth; i-- > 0;) {
         const struct shadow_entry *e = &base[i];
-        if (exit_set_has(hooks, e->ret) || e->slot < rsp)
+        if (exit_set_has(hooks, e->ret) || e->slot < thread_sp)
             continue;
         uint64_t hook = exit_of(hooks, e);
         swaps[n++] = unhook ? (struct slot_swap){e->slot, hook, e->ret}
@@ -153,25 +154,25 @@ static void swap_entries(struct process *p, const struct exit_set *hooks,
 
 /* Every live hooked call of a thread returns to its real address. */
 static void unhook_entries(struct process *p, const struct exit_set *hooks,
-                           const struct shadow_entry *base, size_t depth, uint64_t rsp)
+                           const struct shadow_entry *base, size_t depth, uint64_t thread_sp)
 {
-    swap_entries(p, hooks, base, depth, rsp, true);
+    swap_entries(p, hooks, base, depth, thread_sp, true);
 }
 
 static void unhook_returns(struct process *p, const struct inject_space *sp,
-                           const struct shadow_view *v, uint64_t rsp)
+                           const struct shadow_view *v, uint64_t thread_sp)
 {
     struct exit_set hooks = space_exit_set(sp);
-    unhook_entries(p, &hooks, v->base, v->depth, rsp);
+    unhook_entries(p, &hooks, v->base, v->depth, thread_sp);
 }
 
 void inject_unhook_inherited(struct process *p, pid_t tid, const struct exit_set *hooks,
                              const void *shadow, size_t len)
 {
-    struct user_regs_struct regs;
+    arch_regs regs;
     if (ptrace(PTRACE_GETREGS, tid, 0, &regs) < 0)
         return;
-    unhook_entries(p, hooks, shadow, len / SHADOW_ENTRY_SIZE, regs.rsp);
+    unhook_entries(p, hooks, shadow, len / SHADOW_ENTRY_SIZE, arch_sp(&regs));
 }
 
 /* Writes the exit event of e into the stopped thread's ring, as blob_exit would have. */
@@ -207,7 +208,7 @@ static void rehook_returns(struct session *s, struct process *p, struct inject_s
             write_exit(s, sp, v, outermost);
         uint64_t top = v->remote_base + depth * SHADOW_ENTRY_SIZE;
         if (mem_write(p->mem_fd, v->remote + CTL_SHADOW_TOP - CTL_SIZE, &top, sizeof(top)) < 0)
-            dbg(DBG_ENGINE, 1, "process %d: cannot pop unwound calls: %s", (int)p->pid,
+            dbg(DBG_INJECT, 1, "process %d: cannot pop unwound calls: %s", (int)p->pid,
                 strerror(errno));
         v->depth = depth;
     }
@@ -244,7 +245,7 @@ static void need_resume_hooks(struct session *s, struct process *p, struct injec
     if (!sp->slot_unwinding[v->slot] || sp->resume_hooked)
         return;
     sp->resume_hooked = true;
-    dbg(DBG_ENGINE, 1,
+    dbg(DBG_INJECT, 1,
         "process %d: a cleanup caught an exception or walked the stack: "
         "_Unwind_Resume watched from now on",
         (int)p->pid);
@@ -255,17 +256,17 @@ static void need_resume_hooks(struct session *s, struct process *p, struct injec
                     (int)p->pid);
 }
 
-/* Where _Unwind_Backtrace returns to, entered with rsp: the real address when a traced function
- * called it by a tail call (the slot then holds blob_exit), or 0. */
+/* Where _Unwind_Backtrace returns to, entered with thread_sp: the real address when a traced
+ * function called it by a tail call (the slot then holds blob_exit), or 0. */
 static uint64_t walk_return(const struct process *p, const struct inject_space *sp,
-                            const struct shadow_view *v, uint64_t rsp)
+                            const struct shadow_view *v, uint64_t thread_sp)
 {
     uint64_t ret;
-    if (mem_read(p->mem_fd, rsp, &ret, sizeof(ret)) < 0)
+    if (mem_read(p->mem_fd, thread_sp, &ret, sizeof(ret)) < 0)
         return 0;
     struct exit_set hooks = space_exit_set(sp);
     for (size_t i = v->depth; exit_set_has(&hooks, ret) && i-- > 0;)
-        if (v->base[i].slot == rsp && !exit_set_has(&hooks, v->base[i].ret))
+        if (v->base[i].slot == thread_sp && !exit_set_has(&hooks, v->base[i].ret))
             ret = v->base[i].ret;
     return exit_set_has(&hooks, ret) ? 0 : ret;
 }
@@ -277,37 +278,38 @@ bool inject_on_hook(struct session *s, struct thread *t, uint64_t addr)
     enum unwind_hook_kind kind = sp ? hook_kind(sp, addr) : 0;
     if (!kind)
         return false;
-    struct user_regs_struct regs;
+    arch_regs regs;
     struct shadow_view v;
     if (ptrace(PTRACE_GETREGS, t->tid, 0, &regs) < 0 || !shadow_of(sp, t->tid, &v))
         return true;
     switch (kind) {
     case UNWIND_HOOK_THROW:
         sp->slot_unwinding[v.slot]++;
-        unhook_returns(p, sp, &v, regs.rsp);
+        unhook_returns(p, sp, &v, arch_sp(&regs));
         break;
     case UNWIND_HOOK_RESUME:
-        unhook_returns(p, sp, &v, regs.rsp);
+        unhook_returns(p, sp, &v, arch_sp(&regs));
         break;
     case UNWIND_HOOK_WALK: {
         /* hooked again where it returns; if that cannot be, the walk stops at the first hooked
          * frame, but every traced call still returns through calltrace */
-        uint64_t ret = walk_return(p, sp, &v, regs.rsp);
+        uint64_t ret = walk_return(p, sp, &v, arch_sp(&regs));
         if (ret && add_hook(s, p, sp, t->tid, ret, UNWIND_HOOK_WALK_DONE))
-            unhook_returns(p, sp, &v, regs.rsp);
+            unhook_returns(p, sp, &v, arch_sp(&regs));
         else
-            dbg(DBG_ENGINE, 1, "process %d: cannot watch the return of _Unwind_Backtrace at %#llx",
+            dbg(DBG_INJECT, 1, "process %d: cannot watch the return of _Unwind_Backtrace at %#llx",
                 (int)p->pid, (unsigned long long)ret);
         break;
     }
     case UNWIND_HOOK_WALK_DONE:
-        rehook_returns(s, p, sp, &v, regs.rsp, addr);
+        rehook_returns(s, p, sp, &v, arch_sp(&regs), addr);
         need_resume_hooks(s, p, sp, &v, t->tid);
         break;
     case UNWIND_HOOK_CATCH: /* its return address is in the handler's frame */
         if (sp->slot_unwinding[v.slot])
             sp->slot_unwinding[v.slot]--;
-        rehook_returns(s, p, sp, &v, regs.rsp + 8, landing_pad(p, regs.rdi));
+        rehook_returns(s, p, sp, &v, arch_sp(&regs) + ARCH_RETURN_ADDR_SIZE,
+                       landing_pad(p, arch_int_arg(&regs, 0)));
         need_resume_hooks(s, p, sp, &v, t->tid);
         break;
     }

@@ -15,6 +15,7 @@
 #include "tracer/addrspace.h"
 #include "remote/memory.h"
 #include "remote/syscall.h"
+#include "tracer/scratch.h"
 #include "util/log.h"
 #include "util/proc_stat.h"
 
@@ -269,7 +270,7 @@ static struct thread *syscall_thread(struct session *s, struct process *p)
             return t;
         in_event = t;
     }
-    if (in_event && remote_leave_syscall(p, in_event->tid) < 0)
+    if (in_event && remote_leave_syscall(process_target(p, in_event->tid)) < 0)
         return NULL;
     return in_event;
 }

@@ -7,13 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "control/control.h"
 #include "tracer/inject/inject.h"
 #include "tracer/addrspace.h"
 #include "remote/memory.h"
+#include "remote/ptrace_stop.h"
 #include "remote/syscall.h"
 #include "tracer/scratch.h"
 #include "util/log.h"
@@ -196,20 +196,17 @@ static int seize_new_threads(struct session *s, struct process *p)
  * to be handled once the breakpoints are in. Returns -1 when the thread is gone. */
 static int wait_stopped(struct session *s, struct thread *t)
 {
-    int status;
-    pid_t got;
-    while ((got = waitpid(t->tid, &status, __WALL)) < 0 && errno == EINTR)
-        ;
-    if (got < 0 || !WIFSTOPPED(status)) {
+    struct ptrace_stop stop;
+    if (ptrace_stop_wait(t->tid, 0, &stop) < 0 || !ptrace_stop_stopped(&stop)) {
         thread_forget(s, t);
         return -1;
     }
     t->started = true;
-    int event = status >> 16;
-    if (event != PTRACE_EVENT_STOP)
-        t->held_status = status;
-    bool new_child =
-        event == PTRACE_EVENT_CLONE || event == PTRACE_EVENT_FORK || event == PTRACE_EVENT_VFORK;
+    if (stop.kind != STOP_GROUP && stop.kind != STOP_INTERRUPT)
+        t->held_status = stop.status;
+    bool new_child = stop.kind == STOP_EVENT &&
+                     (stop.event == PTRACE_EVENT_CLONE || stop.event == PTRACE_EVENT_FORK ||
+                      stop.event == PTRACE_EVENT_VFORK);
     if (new_child && ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &t->held_event_msg) < 0)
         t->held_event_msg = 0;
     /* The thread entered that clone or fork between its seize and its interrupt: a process it
@@ -252,6 +249,14 @@ static int stop_all_threads(struct session *s, struct process *p)
     return p->nthreads ? 0 : -1;
 }
 
+/* Is t held at a ptrace event stop (clone, fork, exec...), inside the system call? */
+static bool held_event(const struct thread *t)
+{
+    struct ptrace_stop held;
+    ptrace_stop_classify(t->tid, t->held_status, &held);
+    return t->held_status && held.kind == STOP_EVENT;
+}
+
 /* The thread to run calltrace's system calls in. One stopped inside a system call at a ptrace
  * event (clone, fork, exec) would lose that call's result to ours: it returns to user space
  * only after the kernel writes the result into rax, over whatever we left there, and ours
@@ -265,8 +270,7 @@ static struct thread *syscall_thread(struct session *s, struct process *p)
         struct thread *t = slot->value;
         if (t->proc != p)
             continue;
-        int event = t->held_status >> 16;
-        if (!event)
+        if (!held_event(t))
             return t;
         in_event = t;
     }

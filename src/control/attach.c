@@ -221,9 +221,9 @@ static int wait_stopped(struct session *s, struct thread *t)
  * finishes that clone before it stops, and whether the kernel attaches the new thread to us was
  * decided when the clone began, before the seize. That thread is not ours, and it can show up in
  * /proc only after the last scan (its creator held up inside the kernel, by load or by a page
- * fault): it would run into the breakpoints untraced, and its first int3 would kill the program
- * with SIGTRAP. No clone can be under way once every thread seen is stopped, so the scans start
- * again after each round of waiting, until one finds nothing new with all threads stopped. */
+ * fault): it would run into the breakpoints untraced, and its first breakpoint would kill the
+ * program with SIGTRAP. No clone can be under way once every thread seen is stopped, so the scans
+ * start again after each round of waiting, until one finds nothing new with all threads stopped. */
 static int stop_all_threads(struct session *s, struct process *p)
 {
     for (;;) {
@@ -259,8 +259,8 @@ static bool held_event(const struct thread *t)
 
 /* The thread to run calltrace's system calls in. One stopped inside a system call at a ptrace
  * event (clone, fork, exec) would lose that call's result to ours: it returns to user space
- * only after the kernel writes the result into rax, over whatever we left there, and ours
- * would then run with that value as its number. Such a thread is used only if there is no
+ * only after the kernel writes the result into its register, over whatever we left there, and
+ * ours would then run with that value as its number. Such a thread is used only if there is no
  * other, once it has left its system call. */
 static struct thread *syscall_thread(struct session *s, struct process *p)
 {

@@ -1,8 +1,9 @@
-/* Leaving a program that ran before calltrace came: every thread stopped, every int3 taken out,
- * no thread left on calltrace's code or past one of its traps, then detached.
+/* Leaving a program that ran before calltrace came: every thread stopped, every breakpoint taken
+ * out, no thread left on calltrace's code or past one of its traps, then detached.
  *
  *   1. interrupt every thread and collect the stops; a thread that reports one of our traps
- *      gets rip back on the breakpoint (the original instruction runs once restored)
+ *      gets its program counter back on the breakpoint (the original instruction runs once
+ *      restored)
  *   2. step each thread that sits in a scratch page until it is back in the program's code
  *   3. write back the byte under every breakpoint
  *   4. detach each thread, handing it the signal it was about to receive, if any
@@ -25,10 +26,10 @@
 
 #define MAX_THREADS 65536
 
-static bool in_scratch(const struct addrspace *as, uint64_t rip)
+static bool in_scratch(const struct addrspace *as, uint64_t pc)
 {
     for (const struct scratch_chunk *c = as->chunks; c; c = c->next)
-        if (rip >= c->base && rip < c->base + c->size)
+        if (pc >= c->base && pc < c->base + c->size)
             return true;
     return false;
 }

@@ -5,7 +5,7 @@
  *   kind            what happened                                  fields
  *   STOP_EXITED     the thread ended, exit(code)                   code
  *   STOP_KILLED     the thread ended, killed by a signal           sig
- *   STOP_TRAP       it stopped on SIGTRAP: an int3, a single step  sig = SIGTRAP
+ *   STOP_TRAP       it stopped on SIGTRAP: a breakpoint, a step    sig = SIGTRAP
  *                   (or a SIGTRAP sent to it)
  *   STOP_SIGNAL     a signal is about to be delivered to it        sig
  *   STOP_EVENT      a ptrace event: clone, fork, vfork, exec,      event (PTRACE_EVENT_*)

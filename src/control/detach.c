@@ -126,8 +126,8 @@ static bool hold(struct session *s, struct thread *t)
             return false;
         }
         if (stop.kind != STOP_EVENT) { /* a trap, a signal, the interrupt or a group stop */
-            bool signal = stop.kind == STOP_TRAP || stop.kind == STOP_SIGNAL;
-            t->held_status = signal ? stop.status : 0;
+            bool has_signal = stop.kind == STOP_TRAP || stop.kind == STOP_SIGNAL;
+            t->held_status = has_signal ? stop.status : 0;
             t->held = true;
             undo_trap(t, &stop);
             return true;

@@ -7,14 +7,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "control/control.h"
 #include "tracer/inject/inject.h"
 #include "tracer/addrspace.h"
 #include "remote/memory.h"
+#include "remote/ptrace_stop.h"
 #include "remote/syscall.h"
+#include "tracer/scratch.h"
 #include "util/log.h"
 #include "util/proc_stat.h"
 
@@ -195,20 +196,17 @@ static int seize_new_threads(struct session *s, struct process *p)
  * to be handled once the breakpoints are in. Returns -1 when the thread is gone. */
 static int wait_stopped(struct session *s, struct thread *t)
 {
-    int status;
-    pid_t got;
-    while ((got = waitpid(t->tid, &status, __WALL)) < 0 && errno == EINTR)
-        ;
-    if (got < 0 || !WIFSTOPPED(status)) {
+    struct ptrace_stop stop;
+    if (ptrace_stop_wait(t->tid, 0, &stop) < 0 || !ptrace_stop_stopped(&stop)) {
         thread_forget(s, t);
         return -1;
     }
     t->started = true;
-    int event = status >> 16;
-    if (event != PTRACE_EVENT_STOP)
-        t->held_status = status;
-    bool new_child =
-        event == PTRACE_EVENT_CLONE || event == PTRACE_EVENT_FORK || event == PTRACE_EVENT_VFORK;
+    if (stop.kind != STOP_GROUP && stop.kind != STOP_INTERRUPT)
+        t->held_status = stop.status;
+    bool new_child = stop.kind == STOP_EVENT &&
+                     (stop.event == PTRACE_EVENT_CLONE || stop.event == PTRACE_EVENT_FORK ||
+                      stop.event == PTRACE_EVENT_VFORK);
     if (new_child && ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &t->held_event_msg) < 0)
         t->held_event_msg = 0;
     /* The thread entered that clone or fork between its seize and its interrupt: a process it
@@ -223,9 +221,9 @@ static int wait_stopped(struct session *s, struct thread *t)
  * finishes that clone before it stops, and whether the kernel attaches the new thread to us was
  * decided when the clone began, before the seize. That thread is not ours, and it can show up in
  * /proc only after the last scan (its creator held up inside the kernel, by load or by a page
- * fault): it would run into the breakpoints untraced, and its first int3 would kill the program
- * with SIGTRAP. No clone can be under way once every thread seen is stopped, so the scans start
- * again after each round of waiting, until one finds nothing new with all threads stopped. */
+ * fault): it would run into the breakpoints untraced, and its first breakpoint would kill the
+ * program with SIGTRAP. No clone can be under way once every thread seen is stopped, so the scans
+ * start again after each round of waiting, until one finds nothing new with all threads stopped. */
 static int stop_all_threads(struct session *s, struct process *p)
 {
     for (;;) {
@@ -251,10 +249,18 @@ static int stop_all_threads(struct session *s, struct process *p)
     return p->nthreads ? 0 : -1;
 }
 
+/* Is t held at a ptrace event stop (clone, fork, exec...), inside the system call? */
+static bool held_event(const struct thread *t)
+{
+    struct ptrace_stop held;
+    ptrace_stop_classify(t->tid, t->held_status, &held);
+    return t->held_status && held.kind == STOP_EVENT;
+}
+
 /* The thread to run calltrace's system calls in. One stopped inside a system call at a ptrace
  * event (clone, fork, exec) would lose that call's result to ours: it returns to user space
- * only after the kernel writes the result into rax, over whatever we left there, and ours
- * would then run with that value as its number. Such a thread is used only if there is no
+ * only after the kernel writes the result into its register, over whatever we left there, and
+ * ours would then run with that value as its number. Such a thread is used only if there is no
  * other, once it has left its system call. */
 static struct thread *syscall_thread(struct session *s, struct process *p)
 {
@@ -264,12 +270,11 @@ static struct thread *syscall_thread(struct session *s, struct process *p)
         struct thread *t = slot->value;
         if (t->proc != p)
             continue;
-        int event = t->held_status >> 16;
-        if (!event)
+        if (!held_event(t))
             return t;
         in_event = t;
     }
-    if (in_event && remote_leave_syscall(p, in_event->tid) < 0)
+    if (in_event && remote_leave_syscall(process_target(p, in_event->tid)) < 0)
         return NULL;
     return in_event;
 }

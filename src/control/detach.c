@@ -1,8 +1,9 @@
-/* Leaving a program that ran before calltrace came: every thread stopped, every int3 taken out,
- * no thread left on calltrace's code or past one of its traps, then detached.
+/* Leaving a program that ran before calltrace came: every thread stopped, every breakpoint taken
+ * out, no thread left on calltrace's code or past one of its traps, then detached.
  *
  *   1. interrupt every thread and collect the stops; a thread that reports one of our traps
- *      gets rip back on the breakpoint (the original instruction runs once restored)
+ *      gets its program counter back on the breakpoint (the original instruction runs once
+ *      restored)
  *   2. step each thread that sits in a scratch page until it is back in the program's code
  *   3. write back the byte under every breakpoint
  *   4. detach each thread, handing it the signal it was about to receive, if any
@@ -11,25 +12,24 @@
  */
 #include <errno.h>
 #include <signal.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ptrace.h>
-#include <sys/user.h>
-#include <sys/wait.h>
 
 #include "control/control.h"
 #include "tracer/inject/inject.h"
 #include "tracer/addrspace.h"
+#include "arch/x86_64/machine.h"
 #include "remote/memory.h"
+#include "remote/ptrace_stop.h"
 #include "util/log.h"
 
 #define MAX_THREADS 65536
 
-static bool in_scratch(const struct addrspace *as, uint64_t rip)
+static bool in_scratch(const struct addrspace *as, uint64_t pc)
 {
     for (const struct scratch_chunk *c = as->chunks; c; c = c->next)
-        if (rip >= c->base && rip < c->base + c->size)
+        if (pc >= c->base && pc < c->base + c->size)
             return true;
     return false;
 }
@@ -49,43 +49,42 @@ static bool sigtrap_pending(pid_t tid)
     return (pending >> (SIGTRAP - 1)) & 1;
 }
 
-static int get_rip(pid_t tid, uint64_t *rip)
+static int get_pc(pid_t tid, uint64_t *pc)
 {
-    struct user_regs_struct regs;
-    if (ptrace(PTRACE_GETREGS, tid, 0, &regs) < 0)
+    arch_regs regs;
+    if (ptrace(PTRACE_GETREGS, tid, NULL, &regs) < 0)
         return -1;
-    *rip = regs.rip;
+    *pc = arch_pc(&regs);
     return 0;
 }
 
-static int set_rip(pid_t tid, uint64_t rip)
+static int set_pc(pid_t tid, uint64_t pc)
 {
-    return (int)ptrace(PTRACE_POKEUSER, tid, offsetof(struct user_regs_struct, rip), rip);
+    return (int)ptrace(PTRACE_POKEUSER, tid, (void *)ARCH_PC_USER_OFFSET, (void *)pc);
 }
 
-/* A thread stopped by one of our int3s (reported, or about to be) goes back onto the
- * breakpoint, and the trap is dropped. */
-static void undo_trap(struct thread *t, int status)
+/* A thread stopped by one of our breakpoints (reported, or about to be) goes back onto it,
+ * and the trap is dropped. */
+static void undo_trap(struct thread *t, const struct ptrace_stop *stop)
 {
-    uint64_t rip;
-    if (get_rip(t->tid, &rip) < 0)
+    uint64_t pc;
+    if (get_pc(t->tid, &pc) < 0)
         return;
-    const struct breakpoint *bp = breakpoint_at(t->proc->as, rip - 1);
-    bool reported = WSTOPSIG(status) == SIGTRAP && (status >> 16) == 0;
+    uint64_t at = pc - ARCH_BREAKPOINT_LEN;
+    const struct breakpoint *bp = breakpoint_at(t->proc->as, at);
     if (!bp || !bp->kinds)
         return;
-    if (reported) {
-        set_rip(t->tid, rip - 1);
+    if (stop->kind == STOP_TRAP) {
+        set_pc(t->tid, at);
         t->held_status = 0;
         return;
     }
     if (sigtrap_pending(t->tid)) {
         /* Let the kernel deliver it: the thread stops again before running user code. */
-        set_rip(t->tid, rip - 1);
-        ptrace(PTRACE_CONT, t->tid, 0, 0);
-        int st;
-        while (waitpid(t->tid, &st, __WALL) < 0 && errno == EINTR)
-            ;
+        set_pc(t->tid, at);
+        struct ptrace_stop trap;
+        if (ptrace_resume(t->tid, RESUME_CONTINUE, 0) == 0)
+            ptrace_stop_wait(t->tid, 0, &trap);
         t->held_status = 0;
     }
 }
@@ -114,13 +113,11 @@ static bool hold(struct session *s, struct thread *t)
     pid_t tid = t->tid;
     ptrace(PTRACE_INTERRUPT, tid, 0, 0);
     for (;;) {
-        int status;
-        pid_t got = waitpid(tid, &status, __WALL);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got < 0 || !WIFSTOPPED(status)) {
-            if (got == tid && thread_find(s, tid)) {
-                engine_handle_stop(s, tid, status); /* an exit: recorded as usual */
+        struct ptrace_stop stop;
+        int got = ptrace_stop_wait(tid, 0, &stop);
+        if (got < 0 || !ptrace_stop_stopped(&stop)) {
+            if (got > 0 && thread_find(s, tid)) {
+                engine_handle_stop(s, tid, stop.status); /* an exit: recorded as usual */
             } else if (got < 0 && errno == ECHILD) {
                 /* Its end went to another waitpid (a remote system call's, when the program
                  * died while calltrace attached): left here, it would be waited for forever. */
@@ -128,16 +125,16 @@ static bool hold(struct session *s, struct thread *t)
             }
             return false;
         }
-        int event = status >> 16;
-        if (event == 0 || event == PTRACE_EVENT_STOP) {
-            t->held_status = event == 0 ? status : 0;
+        if (stop.kind != STOP_EVENT) { /* a trap, a signal, the interrupt or a group stop */
+            bool has_signal = stop.kind == STOP_TRAP || stop.kind == STOP_SIGNAL;
+            t->held_status = has_signal ? stop.status : 0;
             t->held = true;
-            undo_trap(t, status);
+            undo_trap(t, &stop);
             return true;
         }
         /* clone, fork, exec: the engine records it (new threads stay stopped, see
-         * engine.c), then this one is stopped again; its exit stop: it goes on to its end */
-        engine_handle_stop(s, tid, status);
+         * stop_loop.c), then this one is stopped again; its exit stop: it goes on to its end */
+        engine_handle_stop(s, tid, stop.status);
         if (!thread_find(s, tid) || in_vfork(s, t) || exited_leader(t))
             return false;
         ptrace(PTRACE_INTERRUPT, tid, 0, 0);
@@ -208,20 +205,17 @@ static size_t stop_everyone(struct session *s, struct thread **list)
 static int step_out_of_scratch(struct thread *t, int steps)
 {
     for (int i = 0; i < steps; i++) {
-        uint64_t rip;
-        if (get_rip(t->tid, &rip) < 0)
+        uint64_t pc;
+        if (get_pc(t->tid, &pc) < 0)
             return -1;
-        if (!in_scratch(t->proc->as, rip))
+        if (!in_scratch(t->proc->as, pc))
             return 0;
-        if (ptrace(PTRACE_SINGLESTEP, t->tid, 0, 0) < 0)
+        struct ptrace_stop stop;
+        if (ptrace_resume(t->tid, RESUME_STEP, 0) < 0 || ptrace_stop_wait(t->tid, 0, &stop) < 0 ||
+            !ptrace_stop_stopped(&stop))
             return -1;
-        int status;
-        while (waitpid(t->tid, &status, __WALL) < 0 && errno == EINTR)
-            ;
-        if (!WIFSTOPPED(status))
-            return -1;
-        if (WSTOPSIG(status) != SIGTRAP && (status >> 16) == 0)
-            t->held_status = status; /* a signal came in between: give it at detach */
+        if (stop.kind == STOP_SIGNAL)
+            t->held_status = stop.status; /* a signal came in between: give it at detach */
     }
     return -1;
 }
@@ -258,7 +252,9 @@ static int release_held(struct session *s, struct thread **list, size_t n)
     int rc = 0;
     for (size_t i = 0; i < n; i++) {
         struct thread *t = list[i];
-        int sig = t->held_status ? WSTOPSIG(t->held_status) : 0;
+        struct ptrace_stop held;
+        ptrace_stop_classify(t->tid, t->held_status, &held);
+        int sig = t->held_status ? held.sig : 0;
         if (ptrace(PTRACE_DETACH, t->tid, 0, sig) < 0 && errno != ESRCH) {
             err_msg("thread %d: cannot detach: %s", (int)t->tid, strerror(errno));
             rc = -1;

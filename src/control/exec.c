@@ -15,6 +15,7 @@
 #include "tracer/breakpoint/breakpoints.h"
 #include "remote/memory.h"
 #include "remote/syscall.h"
+#include "tracer/scratch.h"
 #include "symbols/elf_image.h"
 #include "symbols/proc_maps.h"
 #include "util/log.h"
@@ -36,7 +37,7 @@ long engine_trace_executable(struct session *s, struct process *p, pid_t via, bo
             image.path = path;
         }
     }
-    if (at_exec && remote_leave_syscall(p, via) < 0) {
+    if (at_exec && remote_leave_syscall(process_target(p, via)) < 0) {
         dbg(DBG_ENGINE, 1, "process %d: cannot stop it at its first instruction: %s", (int)p->pid,
             strerror(errno));
         elf_image_free(&image);

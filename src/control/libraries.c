@@ -28,7 +28,7 @@
 #include "tracer/addrspace.h"
 #include "tracer/breakpoint/breakpoints.h"
 #include "remote/call.h"
-#include "remote/scratch.h"
+#include "tracer/scratch.h"
 #include "symbols/elf_image.h"
 #include "symbols/link_map.h"
 #include "symbols/proc_maps.h"
@@ -175,9 +175,11 @@ static long resolve_ifuncs(struct session *s, struct process *p, pid_t tid,
     if (!r)
         return 0;
     size_t got = 0;
+    /* a resolver that calls a traced function passes its breakpoint, recording nothing */
+    struct remote_traps traps = {breakpoint_resume_at, p->as};
     for (size_t i = 0; i < n; i++) {
-        uint64_t impl;
-        if (remote_call(p, tid, ifuncs[i].resolver + lib->bias, &impl) < 0 || !impl) {
+        uint64_t resolver = ifuncs[i].resolver + lib->bias, impl;
+        if (remote_call(process_target(p, tid), resolver, &traps, &impl) < 0 || !impl) {
             dbg(DBG_SYMBOLS, 1, "IFUNC %s: its resolver failed (%s): not traced", ifuncs[i].name,
                 strerror(errno));
             continue;

@@ -5,27 +5,22 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/ptrace.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "tracer/inject/inject.h"
 #include "tracer/addrspace.h"
+#include "remote/ptrace_stop.h"
 #include "util/log.h"
 
 void engine_resume(struct thread *t, int sig)
 {
-    /* ESRCH: the thread was killed meanwhile; its exit is reported by waitpid. */
-    ptrace(PTRACE_CONT, t->tid, 0, sig);
-}
-
-static bool is_stop_signal(int sig)
-{
-    return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+    /* a thread killed meanwhile is no error: its exit comes with the next wait */
+    ptrace_resume(t->tid, RESUME_CONTINUE, sig);
 }
 
 /* PTRACE_EVENT_STOP: a new thread's first stop, or a group-stop (job control). A group-stop is
  * parked with PTRACE_LISTEN so the thread stays stopped until SIGCONT, as it would untraced. */
-static void on_event_stop(struct session *s, struct thread *t, int sig)
+static void on_event_stop(struct session *s, struct thread *t, const struct ptrace_stop *stop)
 {
     if (!t->started && s->detaching) {
         t->started = true;
@@ -46,59 +41,38 @@ static void on_event_stop(struct session *s, struct thread *t, int sig)
             engine_resume(t, 0);
         return;
     }
-    if (!is_stop_signal(sig)) {
+    if (stop->kind != STOP_GROUP) {
         engine_resume(t, 0);
         return;
     }
-    ptrace(PTRACE_LISTEN, t->tid, 0, 0);
+    ptrace_resume(t->tid, RESUME_LISTEN, 0);
     /* A terminal stop of the program stops calltrace too, so the shell sees the job stop and
      * its SIGCONT (fg, bg) reaches both. */
-    if (t->tid == s->main_pid && sig != SIGSTOP)
+    if (t->tid == s->main_pid && stop->sig != SIGSTOP)
         kill(getpid(), SIGSTOP);
 }
 
 /* A stop from a tid nobody reported yet: a new thread or child whose creator's event has not
  * been seen. It waits, stopped, until engine_on_new_child adopts it. */
-static void park_unknown(struct session *s, pid_t tid, int status)
+static void park_unknown(struct session *s, const struct ptrace_stop *stop)
 {
-    if (!WIFSTOPPED(status))
+    if (!ptrace_stop_stopped(stop))
         return; /* a thread that vanished with an exec: nothing to do */
-    struct thread *t = thread_new(s, NULL, tid);
+    struct thread *t = thread_new(s, NULL, stop->tid);
     if (!t)
         return;
     t->pending_first = true;
-    t->pending_status = status;
+    t->pending_status = stop->status;
 }
 
-void engine_handle_stop(struct session *s, pid_t tid, int status)
+/* A ptrace event stop of t: clone, fork, vfork, exec, exit, vfork-done. */
+static void on_event(struct session *s, struct thread *t, int event)
 {
-    struct thread *t = thread_find(s, tid);
-    if (!t || t->pending_first) {
-        if (!t)
-            park_unknown(s, tid, status);
-        return;
-    }
-    if (WIFEXITED(status) || WIFSIGNALED(status)) {
-        engine_on_exit(s, t, status);
-        return;
-    }
-    if (!WIFSTOPPED(status))
-        return;
-    int sig = WSTOPSIG(status);
-    switch (status >> 16) {
-    case 0:
-        if (sig == SIGTRAP)
-            engine_on_trap(s, t);
-        else
-            engine_resume(t, sig);
-        break;
-    case PTRACE_EVENT_STOP:
-        on_event_stop(s, t, sig);
-        break;
+    switch (event) {
     case PTRACE_EVENT_CLONE:
     case PTRACE_EVENT_FORK:
     case PTRACE_EVENT_VFORK:
-        engine_on_new_child(s, t, status >> 16);
+        engine_on_new_child(s, t, event);
         break;
     case PTRACE_EVENT_EXEC:
         engine_on_exec(s, t);
@@ -118,6 +92,44 @@ void engine_handle_stop(struct session *s, pid_t tid, int status)
     }
 }
 
+static void dispatch_stop(struct session *s, const struct ptrace_stop *stop)
+{
+    struct thread *t = thread_find(s, stop->tid);
+    if (!t || t->pending_first) {
+        if (!t)
+            park_unknown(s, stop);
+        return;
+    }
+    switch (stop->kind) {
+    case STOP_EXITED:
+    case STOP_KILLED:
+        engine_on_exit(s, t, stop->status);
+        break;
+    case STOP_TRAP:
+        engine_on_trap(s, t);
+        break;
+    case STOP_SIGNAL:
+        engine_resume(t, stop->sig);
+        break;
+    case STOP_GROUP:
+    case STOP_INTERRUPT:
+        on_event_stop(s, t, stop);
+        break;
+    case STOP_EVENT:
+        on_event(s, t, stop->event);
+        break;
+    case STOP_CONTINUED:
+        break;
+    }
+}
+
+void engine_handle_stop(struct session *s, pid_t tid, int status)
+{
+    struct ptrace_stop stop;
+    ptrace_stop_classify(tid, status, &stop);
+    dispatch_stop(s, &stop);
+}
+
 static void kill_all(struct session *s)
 {
     ADDR_MAP_FOREACH(&s->processes, slot)
@@ -135,19 +147,20 @@ static void kill_all(struct session *s)
  * about 40 us; a program that goes quiet costs at most this much CPU before calltrace sleeps. */
 #define SPIN_NS 200000
 
-static pid_t wait_for_stop(struct session *s, int *status)
+/* Returns like ptrace_stop_wait, interrupted by calltrace's stop signal. */
+static int wait_for_stop(struct session *s, struct ptrace_stop *stop)
 {
     if (s->inject && inject_has_rings(s))
-        return inject_wait(s, status);
+        return inject_wait(s, stop);
     if (s->spin_ticks) {
         uint64_t start = clock_ticks(s->clock);
         do {
-            pid_t tid = waitpid(-1, status, __WALL | WNOHANG);
-            if (tid != 0)
-                return tid;
+            int got = ptrace_stop_wait(-1, STOP_WAIT_POLL | STOP_WAIT_INTERRUPTIBLE, stop);
+            if (got != 0)
+                return got;
         } while (clock_ticks(s->clock) - start < s->spin_ticks && !*s->stop_signal);
     }
-    return waitpid(-1, status, __WALL);
+    return ptrace_stop_wait(-1, STOP_WAIT_INTERRUPTIBLE, stop);
 }
 
 /* Polling only helps when the program can run on another CPU than calltrace. */
@@ -181,10 +194,10 @@ int engine_loop(struct session *s)
             return 0; /* the caller detaches, leaving the program running */
         if (*s->stop_signal && !s->killing)
             kill_all(s);
-        int status;
-        pid_t tid = wait_for_stop(s, &status);
+        struct ptrace_stop stop;
+        int got = wait_for_stop(s, &stop);
         s->now = clock_ticks(s->clock);
-        if (tid < 0) {
+        if (got < 0) {
             if (errno == EINTR)
                 continue;
             if (errno == ECHILD)
@@ -192,7 +205,7 @@ int engine_loop(struct session *s)
             err_msg("waitpid: %s", strerror(errno));
             break;
         }
-        engine_handle_stop(s, tid, status);
+        dispatch_stop(s, &stop);
         recorder_tick(s->rec, s->now);
     }
     return 0;

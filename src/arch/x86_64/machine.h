@@ -119,6 +119,14 @@ static inline void arch_setup_syscall(arch_regs *r, long nr, const uint64_t args
     r->rip = pc;
 }
 
+/* The stack pointer for a call made for calltrace in a thread stopped with stack pointer sp:
+ * below its red zone and 64 more bytes, aligned as a call instruction leaves it (16 bytes, less
+ * the return address), so that the return address goes at it. */
+static inline uint64_t arch_call_sp(uint64_t sp)
+{
+    return ((sp - ARCH_RED_ZONE - 64) & ~(uint64_t)0xf) - 8;
+}
+
 /* Sets r up to call func with no arguments, returning to a return address the caller pushes
  * at sp (already below the red zone and aligned as a call leaves it). */
 static inline void arch_setup_call(arch_regs *r, uint64_t func, uint64_t sp)

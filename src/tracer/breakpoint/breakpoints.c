@@ -5,14 +5,17 @@
 #include <string.h>
 
 #include "arch/x86_64/insn.h"
+#include "arch/x86_64/machine.h"
 #include "arch/x86_64/relocate.h"
 #include "tracer/arg_capture.h"
 #include "remote/memory.h"
-#include "remote/scratch.h"
+#include "tracer/scratch.h"
 #include "symbols/proc_maps.h"
 #include "util/log.h"
 
-static const uint8_t int3 = 0xcc;
+/* the breakpoint instruction: one byte, as struct breakpoint keeps the one it covers */
+static const uint8_t int3 = ARCH_BREAKPOINT_BYTE;
+_Static_assert(ARCH_BREAKPOINT_LEN == 1, "a breakpoint is one byte");
 
 /* Room for this many return sites is mapped with the entries' scratch page, so most programs
  * never need a second remote mmap while they run. */
@@ -342,4 +345,10 @@ void probe_forget(struct addrspace *as, uint64_t lo, uint64_t hi, uint32_t func_
     free(doomed);
     dbg(DBG_PROBE, 2, "forgot %zu breakpoints in %#llx-%#llx", n, (unsigned long long)lo,
         (unsigned long long)hi);
+}
+
+uint64_t breakpoint_resume_at(void *as, uint64_t addr)
+{
+    const struct breakpoint *bp = breakpoint_at(as, addr);
+    return bp && bp->kinds ? bp->resume : 0;
 }

@@ -42,4 +42,9 @@ struct breakpoint *probe_insert_hook(struct session *s, struct process *p, pid_t
 void probe_forget(struct addrspace *as, uint64_t lo, uint64_t hi, uint32_t func_lo,
                   uint32_t func_hi);
 
+/* Where a thread that trapped on the breakpoint at addr in address space as (a struct
+ * addrspace) goes on, or 0 when there is none of calltrace's there: struct remote_traps's
+ * resume_at, for code run remotely that may pass traced functions. */
+uint64_t breakpoint_resume_at(void *as, uint64_t addr);
+
 #endif

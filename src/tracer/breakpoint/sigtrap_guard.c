@@ -10,6 +10,7 @@
 #include "tracer/addrspace.h"
 #include "remote/memory.h"
 #include "remote/syscall.h"
+#include "tracer/scratch.h"
 #include "util/log.h"
 
 /* Below the red zone of the stopped thread: free stack for the kernel to read and write. */
@@ -27,7 +28,7 @@ static int remote_sigaction(struct thread *t, const struct kernel_sigaction *set
     /* the kernel's sigset_t is 8 bytes on x86_64, not glibc's 128 */
     uint64_t args[6] = {SIGTRAP, set ? buf : 0, set ? 0 : buf, 8, 0, 0};
     uint64_t rc;
-    if (remote_syscall(t->proc, t->tid, SYS_rt_sigaction, args, &rc) < 0 || rc != 0)
+    if (remote_syscall(process_target(t->proc, t->tid), SYS_rt_sigaction, args, &rc) < 0 || rc != 0)
         return -1;
     if (old && mem_read(t->proc->mem_fd, buf, old, sizeof(*old)) < 0)
         return -1;

@@ -8,7 +8,7 @@
 #include "tracer/inject/capture_table.h"
 #include "tracer/inject/inject.h"
 #include "remote/memory.h"
-#include "remote/scratch.h"
+#include "tracer/scratch.h"
 #include "util/log.h"
 
 /* A record may take at most this much of a ring: a thread waiting for room waits for half. */

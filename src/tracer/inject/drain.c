@@ -8,7 +8,6 @@
 #include <unistd.h>
 #include <signal.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 
 #include "arch/x86_64/inject_tramp.h"
@@ -17,6 +16,7 @@
 #include "tracer/inject/inject.h"
 #include "tracer/inject/ring_reader.h"
 #include "tracer/inject/space.h"
+#include "remote/ptrace_stop.h"
 #include "util/log.h"
 #include "util/proc_stat.h"
 
@@ -336,18 +336,18 @@ void inject_drain(struct session *s, bool final)
 
 /* SIGCHLD tells of every ptrace stop: calltrace sleeps on it, blocked, with a timeout to drain
  * the rings, so a stop is handled at once and the rings at least every IDLE_WAIT_NS. */
-pid_t inject_wait(struct session *s, int *status)
+int inject_wait(struct session *s, struct ptrace_stop *stop)
 {
     sigset_t chld;
     sigemptyset(&chld);
     sigaddset(&chld, SIGCHLD);
     sigprocmask(SIG_BLOCK, &chld, NULL);
     for (;;) {
-        pid_t tid = waitpid(-1, status, __WALL | WNOHANG);
+        int got = ptrace_stop_wait(-1, STOP_WAIT_POLL | STOP_WAIT_INTERRUPTIBLE, stop);
         /* a thread or process that ended wrote everything it will: drain it whole */
-        drain_all(s, tid > 0 && (WIFEXITED(*status) || WIFSIGNALED(*status)) ? tid : 0);
-        if (tid != 0)
-            return tid;
+        drain_all(s, got > 0 && ptrace_stop_ended(stop) ? stop->tid : 0);
+        if (got != 0)
+            return got;
         /* the record reaches the file every ~10 ms, as between ptrace stops: little is lost
          * if calltrace is killed */
         recorder_tick(s->rec, clock_ticks(s->clock));

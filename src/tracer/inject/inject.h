@@ -119,8 +119,9 @@ void inject_drain_thread(struct session *s, struct thread *t);
  * trampoline's exit event ends the call, no return site is needed. */
 bool inject_hooked_return(const struct session *s, const struct thread *t, uint64_t rsp,
                           uint64_t *ret);
-/* Waits for a ptrace stop (its tid, status) while draining the rings; returns like waitpid. */
-pid_t inject_wait(struct session *s, int *status);
+/* Waits for a ptrace stop while draining the rings; returns like ptrace_stop_wait. */
+struct ptrace_stop;
+int inject_wait(struct session *s, struct ptrace_stop *stop);
 
 /* A new thread's first stop: gives it a control block. */
 void inject_thread_start(struct session *s, struct thread *t);

@@ -16,7 +16,7 @@
 #include "tracer/inject/inject.h"
 #include "tracer/inject/patch.h"
 #include "tracer/inject/space.h"
-#include "remote/scratch.h"
+#include "tracer/scratch.h"
 #include "symbols/eh_frame_hdr.h"
 #include "symbols/proc_maps.h"
 #include "util/log.h"

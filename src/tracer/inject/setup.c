@@ -13,7 +13,7 @@
 #include "tracer/inject/patch.h"
 #include "tracer/inject/space.h"
 #include "remote/memory.h"
-#include "remote/scratch.h"
+#include "tracer/scratch.h"
 #include "util/log.h"
 
 /* The options launch.c seizes with, plus vfork-done: a vfork parent is stopped again when its

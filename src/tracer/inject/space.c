@@ -12,6 +12,7 @@
 #include "arch/x86_64/inject_tramp.h"
 #include "remote/memory.h"
 #include "remote/syscall.h"
+#include "tracer/scratch.h"
 #include "util/log.h"
 
 /* A remote system call's raw result: -4095..-1 is an errno. */
@@ -24,7 +25,7 @@ static int remote_call(struct process *p, pid_t via, long nr, uint64_t a0, uint6
                        uint64_t a3, uint64_t a4, uint64_t a5, uint64_t *result)
 {
     uint64_t args[6] = {a0, a1, a2, a3, a4, a5};
-    if (remote_syscall(p, via, nr, args, result) < 0)
+    if (remote_syscall(process_target(p, via), nr, args, result) < 0)
         return -1;
     if (remote_failed(*result)) {
         errno = (int)-(int64_t)*result;

@@ -18,6 +18,7 @@
 #include "tracer/inject/unwind.h"
 #include "remote/memory.h"
 #include "remote/syscall.h"
+#include "tracer/scratch.h"
 #include "util/log.h"
 
 /* What a forked child needs from its parent's region, copied at the fork (the parent runs on). */
@@ -280,7 +281,7 @@ static int detach_child_region(struct process *p, pid_t tid, const struct inject
         c->remote,    c->size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
         (uint64_t)-1, 0};
     uint64_t got;
-    if (remote_syscall(p, tid, SYS_mmap, args, &got) < 0 || got != c->remote)
+    if (remote_syscall(process_target(p, tid), SYS_mmap, args, &got) < 0 || got != c->remote)
         return -1;
     if (c->ctl_remote && (mem_write(p->mem_fd, c->ctl_remote, c->ctl, CTL_SIZE) < 0 ||
                           (c->shadow_len && mem_write(p->mem_fd, c->ctl_remote + CTL_SIZE,

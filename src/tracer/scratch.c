@@ -1,18 +1,19 @@
-#include "remote/scratch.h"
+#include "tracer/scratch.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
-#include "tracer/addrspace.h"
+#include "arch/x86_64/machine.h"
 #include "remote/memory.h"
 #include "remote/syscall.h"
 #include "symbols/proc_maps.h"
 #include "util/log.h"
 
 #define REACH (1ull << 30) /* stay well inside rel32's 2 GiB */
-#define GADGET_SIZE 16
+#define GADGET_SIZE 16     /* the room the gadget takes at the start of the first chunk */
+_Static_assert(GADGET_SIZE >= ARCH_SYSCALL_GADGET_LEN, "the gadget fits its room");
 
 static uint64_t distance(uint64_t a, uint64_t b)
 {
@@ -38,7 +39,7 @@ static struct scratch_chunk *map_chunk(struct process *p, pid_t tid, uint64_t ne
                         (uint64_t)-1,
                         0};
     uint64_t got;
-    if (remote_syscall(p, tid, SYS_mmap, args, &got) < 0 || got != at) {
+    if (remote_syscall(process_target(p, tid), SYS_mmap, args, &got) < 0 || got != at) {
         dbg(DBG_PROBE, 1, "remote mmap at %#llx failed (%lld)", (unsigned long long)at,
             (long long)got);
         return NULL;
@@ -49,7 +50,7 @@ static struct scratch_chunk *map_chunk(struct process *p, pid_t tid, uint64_t ne
     c->base = at;
     c->size = size;
     if (!p->as->syscall_gadget) {
-        static const uint8_t gadget[GADGET_SIZE] = {0x0f, 0x05, 0xcc};
+        static const uint8_t gadget[GADGET_SIZE] = ARCH_SYSCALL_GADGET;
         if (mem_write(p->mem_fd, at, gadget, sizeof(gadget)) == 0)
             p->as->syscall_gadget = at;
         c->used = GADGET_SIZE;

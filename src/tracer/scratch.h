@@ -1,0 +1,28 @@
+/* Scratch pages calltrace maps into the tracee near the code they serve (rip-relative operands
+ * and rel32 jumps reach +-2 GiB), where displaced instructions run out of line. The first one
+ * starts with the system call gadget, which remote/ runs its system calls and calls through. */
+#ifndef CALLTRACE_TRACER_SCRATCH_H
+#define CALLTRACE_TRACER_SCRATCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "control/session.h"
+#include "remote/target.h"
+#include "tracer/addrspace.h"
+
+#define SCRATCH_SLOT 64
+
+/* Room for len bytes within reach of near, mapping a new chunk (through a remote mmap in the
+ * stopped thread tid) when none has room. Returns the address, or 0. min_chunk sizes a new one. */
+uint64_t scratch_alloc(struct process *p, pid_t tid, uint64_t near, size_t len, size_t min_chunk);
+
+/* Thread tid of p, as remote/'s primitives work through it: p's memory, and the gadget of its
+ * address space's scratch page (0 before the first). */
+static inline struct remote_target process_target(const struct process *p, pid_t tid)
+{
+    return (struct remote_target){
+        .pid = p->pid, .tid = tid, .mem_fd = p->mem_fd, .gadget = p->as->syscall_gadget};
+}
+
+#endif

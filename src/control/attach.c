@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include "control/control.h"
-#include "tracer/inject/inject.h"
 #include "tracer/addrspace.h"
 #include "remote/memory.h"
 #include "remote/syscall.h"
@@ -153,8 +152,7 @@ static int seize_new_threads(struct session *s, struct process *p)
         pid_t tid = (pid_t)atoi(e->d_name);
         if (tid <= 0 || thread_find(s, tid))
             continue;
-        /* the inject engine hands a vfork child's control block back at vfork-done */
-        unsigned long options = ATTACH_OPTIONS | (s->inject ? PTRACE_O_TRACEVFORKDONE : 0);
+        unsigned long options = ATTACH_OPTIONS | s->backend->attach_options;
         if (ptrace(PTRACE_SEIZE, tid, 0, options) < 0) {
             if (errno == ESRCH)
                 continue; /* it exited meanwhile */
@@ -206,14 +204,14 @@ static int wait_stopped(struct session *s, struct thread *t)
     t->started = true;
     int event = status >> 16;
     if (event != PTRACE_EVENT_STOP)
-        t->held_status = status;
+        t->hold.status = status;
     bool new_child =
         event == PTRACE_EVENT_CLONE || event == PTRACE_EVENT_FORK || event == PTRACE_EVENT_VFORK;
-    if (new_child && ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &t->held_event_msg) < 0)
-        t->held_event_msg = 0;
+    if (new_child && ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &t->hold.event_msg) < 0)
+        t->hold.event_msg = 0;
     /* The thread entered that clone or fork between its seize and its interrupt: a process it
      * forked has a copy of the program's memory as it is now, before any breakpoint or patch. */
-    t->held_untouched = new_child;
+    t->hold.untouched = new_child;
     return 0;
 }
 
@@ -264,7 +262,7 @@ static struct thread *syscall_thread(struct session *s, struct process *p)
         struct thread *t = slot->value;
         if (t->proc != p)
             continue;
-        int event = t->held_status >> 16;
+        int event = t->hold.status >> 16;
         if (!event)
             return t;
         in_event = t;
@@ -285,7 +283,7 @@ static struct thread *any_thread(struct session *s, struct process *p)
     return NULL;
 }
 
-static void resume_all(struct session *s, struct process *p)
+static void resume_all(struct session *s, struct process *p, uint64_t now)
 {
     struct thread *list[4096];
     size_t n = 0;
@@ -294,11 +292,11 @@ static void resume_all(struct session *s, struct process *p)
         list[n++] = slot->value;
     for (size_t i = 0; i < n; i++) {
         struct thread *t = list[i];
-        rec_thread(s->rec, p->pid, t->tid, s->now);
-        int held = t->held_status;
-        t->held_status = 0;
-        if (held)
-            engine_handle_stop(s, t->tid, held); /* a signal or clone from before: as usual */
+        rec_thread(s->rec, p->pid, t->tid, now);
+        int held = t->hold.status;
+        t->hold.status = 0;
+        if (held) /* a signal or clone from before: as usual */
+            engine_handle_stop(s, t->tid, held, now);
         else
             engine_resume(t, 0);
     }
@@ -327,6 +325,7 @@ int engine_attach(struct session *s, pid_t pid)
     p->exec_done = true;
     s->main_pid = pid;
     s->attached = true;
+    s->on_hook = engine_on_hook;
     if (stop_all_threads(s, p) < 0) {
         int err = errno;
         abandon(s, p);
@@ -336,18 +335,18 @@ int engine_attach(struct session *s, pid_t pid)
             err_msg("-p %d: cannot attach: %s", (int)pid, strerror(err));
         return -1;
     }
-    s->now = clock_ticks(s->clock);
+    uint64_t now = clock_ticks(s->clock);
     p->as = addrspace_new();
     p->mem_fd = mem_open(pid);
     struct thread *via = p->as && p->mem_fd >= 0 ? syscall_thread(s, p) : NULL;
-    if (!via || engine_trace_executable(s, p, via->tid, false) <= 0) {
+    if (!via || engine_trace_executable(s, p, via->tid, false, now) <= 0) {
         err_msg("-p %d: cannot put breakpoints in the process", (int)pid);
         engine_detach(s);
         return -1;
     }
-    if (s->inject)
-        inject_attach_threads(s, p, via->tid);
-    engine_record_process(s, p, false);
-    resume_all(s, p);
+    if (p->backend->attach_threads)
+        p->backend->attach_threads(s, p, via->tid);
+    engine_record_process(s, p, false, now);
+    resume_all(s, p, now);
     return 0;
 }

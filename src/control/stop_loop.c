@@ -8,7 +8,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "tracer/inject/inject.h"
 #include "tracer/addrspace.h"
 #include "util/log.h"
 
@@ -25,19 +24,21 @@ static bool is_stop_signal(int sig)
 
 /* PTRACE_EVENT_STOP: a new thread's first stop, or a group-stop (job control). A group-stop is
  * parked with PTRACE_LISTEN so the thread stays stopped until SIGCONT, as it would untraced. */
-static void on_event_stop(struct session *s, struct thread *t, int sig)
+static void on_event_stop(struct session *s, struct thread *t, int sig, uint64_t now)
 {
     if (!t->started && s->detaching) {
         t->started = true;
-        t->held = true; /* born while calltrace leaves: it goes with the others */
+        t->hold.held = true; /* born while calltrace leaves: it goes with the others */
         return;
     }
     if (!t->started) {
         t->started = true;
+        const struct tracer_backend *b = t->proc->backend;
         if (t->proc->untouched && !t->proc->unfollowed)
-            engine_trace_untouched(s, t);
-        else if (s->inject && !t->proc->unfollowed)
-            inject_thread_start(s, t);
+            engine_trace_untouched(s, t, now);
+        else if (!t->proc->unfollowed && b->thread_start &&
+                 b->thread_start(s, t) == START_TO_BREAKPOINTS)
+            engine_trace_with_breakpoints(s, t, now);
         /* An unfollowed fork child goes now; a vfork child shares its parent's breakpoints and
          * is held, silently, until it execs or exits. */
         if (t->proc->unfollowed && t->proc->as->refs == 1)
@@ -66,20 +67,28 @@ static void park_unknown(struct session *s, pid_t tid, int status)
     struct thread *t = thread_new(s, NULL, tid);
     if (!t)
         return;
-    t->pending_first = true;
-    t->pending_status = status;
+    t->hold.pending_first = true;
+    t->hold.pending_status = status;
 }
 
-void engine_handle_stop(struct session *s, pid_t tid, int status)
+/* A SIGTRAP: one of calltrace's breakpoints, or the program's own, which it gets back. */
+static void on_trap(struct session *s, struct thread *t, uint64_t now)
+{
+    int sig = t->proc->backend->on_trap(s, t, now);
+    if (sig >= 0)
+        engine_resume(t, sig);
+}
+
+void engine_handle_stop(struct session *s, pid_t tid, int status, uint64_t now)
 {
     struct thread *t = thread_find(s, tid);
-    if (!t || t->pending_first) {
+    if (!t || t->hold.pending_first) {
         if (!t)
             park_unknown(s, tid, status);
         return;
     }
     if (WIFEXITED(status) || WIFSIGNALED(status)) {
-        engine_on_exit(s, t, status);
+        engine_on_exit(s, t, status, now);
         return;
     }
     if (!WIFSTOPPED(status))
@@ -88,28 +97,28 @@ void engine_handle_stop(struct session *s, pid_t tid, int status)
     switch (status >> 16) {
     case 0:
         if (sig == SIGTRAP)
-            engine_on_trap(s, t);
+            on_trap(s, t, now);
         else
             engine_resume(t, sig);
         break;
     case PTRACE_EVENT_STOP:
-        on_event_stop(s, t, sig);
+        on_event_stop(s, t, sig, now);
         break;
     case PTRACE_EVENT_CLONE:
     case PTRACE_EVENT_FORK:
     case PTRACE_EVENT_VFORK:
-        engine_on_new_child(s, t, status >> 16);
+        engine_on_new_child(s, t, status >> 16, now);
         break;
     case PTRACE_EVENT_EXEC:
-        engine_on_exec(s, t);
+        engine_on_exec(s, t, now);
         break;
     case PTRACE_EVENT_EXIT: /* attached: its end follows (a leader's only with the last thread) */
         t->exiting = true;
         engine_resume(t, 0);
         break;
     case PTRACE_EVENT_VFORK_DONE:
-        if (s->inject)
-            inject_on_vfork_done(s, t);
+        if (t->proc->backend->on_vfork_done)
+            t->proc->backend->on_vfork_done(s, t);
         engine_resume(t, 0);
         break;
     default:
@@ -137,8 +146,9 @@ static void kill_all(struct session *s)
 
 static pid_t wait_for_stop(struct session *s, int *status)
 {
-    if (s->inject && inject_has_rings(s))
-        return inject_wait(s, status);
+    pid_t tid;
+    if (s->backend->wait_stop && s->backend->wait_stop(s, &tid, status))
+        return tid; /* it drained the rings meanwhile */
     if (s->spin_ticks) {
         uint64_t start = clock_ticks(s->clock);
         do {
@@ -170,6 +180,7 @@ int engine_run(struct session *s, pid_t pid)
     }
     t->started = true; /* seized while running: its first stop is the exec */
     s->main_pid = pid;
+    s->on_hook = engine_on_hook;
     return engine_loop(s);
 }
 
@@ -183,7 +194,7 @@ int engine_loop(struct session *s)
             kill_all(s);
         int status;
         pid_t tid = wait_for_stop(s, &status);
-        s->now = clock_ticks(s->clock);
+        uint64_t now = clock_ticks(s->clock);
         if (tid < 0) {
             if (errno == EINTR)
                 continue;
@@ -192,18 +203,18 @@ int engine_loop(struct session *s)
             err_msg("waitpid: %s", strerror(errno));
             break;
         }
-        engine_handle_stop(s, tid, status);
-        recorder_tick(s->rec, s->now);
+        engine_handle_stop(s, tid, status, now);
+        recorder_tick(s->rec, now);
     }
     return 0;
 }
 
 void engine_finish(struct session *s)
 {
-    if (s->inject) {
-        inject_drain(s, true);
-        s->now = clock_ticks(s->clock); /* after the events just drained: see engine_detach */
-    }
+    if (s->backend->drain)
+        s->backend->drain(s, true);
+    /* after the events just drained: see engine_detach */
+    uint64_t now = clock_ticks(s->clock);
     for (;;) {
         struct process *p = NULL;
         ADDR_MAP_FOREACH(&s->processes, slot)
@@ -213,8 +224,8 @@ void engine_finish(struct session *s)
         }
         if (!p)
             break;
-        engine_end_threads(s, p, NULL);
-        rec_process_end(s->rec, p->pid, 0, s->now);
+        engine_end_threads(s, p, NULL, now);
+        rec_process_end(s->rec, p->pid, 0, now);
         process_forget(s, p);
     }
 }

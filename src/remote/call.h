@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "control/session.h"
+#include "tracer/tracee.h"
 
 /* Calls func() with no arguments in thread tid of p; 0 and its rax in *result, or -1. Needs
  * the address space's scratch gadget (see scratch.h). */

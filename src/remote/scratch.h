@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "control/session.h"
+#include "tracer/tracee.h"
 
 #define SCRATCH_SLOT 64
 

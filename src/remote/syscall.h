@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "control/session.h"
+#include "tracer/tracee.h"
 
 /* Returns 0 and the system call's raw return value in *result, or -1 (thread gone, errno set). */
 int remote_syscall(struct process *p, pid_t tid, long nr, const uint64_t args[6], uint64_t *result);

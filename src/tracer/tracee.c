@@ -1,4 +1,4 @@
-#include "control/session.h"
+#include "tracer/tracee.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -8,7 +8,7 @@
 #include "tracer/arg_capture.h"
 #include "tracer/addrspace.h"
 
-int session_init(struct session *s, const struct record_options *opts, struct recorder *rec,
+int session_init(struct session *s, const struct trace_options *opts, struct recorder *rec,
                  const struct clock_calibration *clock, volatile sig_atomic_t *stop_signal)
 {
     memset(s, 0, sizeof(*s));
@@ -55,6 +55,7 @@ struct process *process_new(struct session *s, pid_t pid, pid_t ppid)
     p->pid = pid;
     p->ppid = ppid;
     p->mem_fd = -1;
+    p->backend = s->backend;
     if (addr_map_put(&s->processes, (uint64_t)pid, p) < 0) {
         free(p);
         return NULL;
@@ -108,11 +109,11 @@ void session_frame_end(void *ctx, const struct frame *frame, unsigned flags)
     struct frame_end_ctx *c = ctx;
     if (c->s->capture && c->regs && !flags)
         capture_at_return(c->s, c->t, frame->func, c->regs);
-    rec_exit(c->s->rec, c->t->proc->pid, c->t->tid, frame->func, c->s->now, flags);
+    rec_exit(c->s->rec, c->t->proc->pid, c->t->tid, frame->func, c->now, flags);
 }
 
-void thread_close_frames(struct session *s, struct thread *t, unsigned flags)
+void thread_close_frames(struct session *s, struct thread *t, unsigned flags, uint64_t now)
 {
-    struct frame_end_ctx ctx = {s, t, NULL};
+    struct frame_end_ctx ctx = {s, t, NULL, now};
     frames_close_all(&t->stack, flags, session_frame_end, &ctx);
 }

@@ -16,6 +16,7 @@
 
 #include "cmd/commands.h"
 #include "cmd/record_options.h"
+#include "arch/x86_64/relocate.h"
 #include "control/control.h"
 #include "control/launch.h"
 #include "output/call_dirs.h"
@@ -281,7 +282,8 @@ static int run_traced(struct record_cli *cli, const char *path, const char *run,
                       struct recorder *rec, const struct clock_calibration *clock,
                       struct session *s)
 {
-    if (session_init(s, &cli->opts.trace, rec, clock, &stop_signal) < 0) {
+    if (session_init(s, &cli->opts.trace, rec, clock, &stop_signal) < 0 ||
+        x86_decoder_open(&s->decoder) < 0) {
         err_msg("cannot start the instruction decoder (capstone)");
         return -1;
     }
@@ -339,12 +341,19 @@ static int start_call_gate(const struct record_cli *cli, const struct clock_cali
     return 0;
 }
 
+static void end_session(struct session *s)
+{
+    inject_engine_free(s->inject);
+    session_free(s);
+    x86_decoder_close(&s->decoder);
+}
+
 int cmd_record(int argc, char **argv)
 {
-    struct record_cli cli = {.opts = {.trace = {.follow_forks = true,
-                                                .capture = {.string_max = CAPTURE_STRING_DEFAULT}},
-                                      .inject = true},
-                             .max_call_dirs = CALL_DIRS_DEFAULT};
+    struct record_cli cli = {
+        .opts = {.trace = {.follow_forks = true, .capture = {.string_max = CAPTURE_STRING_DEFAULT}},
+                 .inject = true},
+        .max_call_dirs = CALL_DIRS_DEFAULT};
     view_options_init(&cli.view);
     if (record_parse_args(argc, argv, &cli) < 0)
         return 2;
@@ -383,16 +392,14 @@ int cmd_record(int argc, char **argv)
     struct session s;
     if (run_traced(&cli, path, run, &rec, &clock, &s) < 0) {
         recorder_close(&rec);
-        inject_engine_free(s.inject);
-        session_free(&s);
+        end_session(&s);
         if (rec.gate)
             call_gate_free(rec.gate);
         run_dir_discard(run);
         return 2;
     }
     int failed = finish_run(run, &rec, &s, &cli);
-    inject_engine_free(s.inject);
-    session_free(&s);
+    end_session(&s);
     if (rec.gate)
         call_gate_free(rec.gate);
     /* Also after Ctrl-C stopped the program: stopping a long run to look at it is common. */

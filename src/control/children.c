@@ -118,8 +118,8 @@ static void inherit_frames(struct session *s, struct thread *child, struct threa
 
 /* Its parent's backend says whether the new child is traced: the threads of a process share
  * their backend, a child process starts with its parent's. */
-static bool backend_untraces(struct session *s, struct thread *parent, struct process *p,
-                             pid_t tid, int event, unsigned long flags, bool shares)
+static bool backend_untraces(struct session *s, struct thread *parent, struct process *p, pid_t tid,
+                             int event, unsigned long flags, bool shares)
 {
     const struct tracer_backend *b = parent->proc->backend;
     if (p == parent->proc) {

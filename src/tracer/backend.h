@@ -34,8 +34,8 @@ enum start_verdict {
 
 /* What a new child process means for its parent's backend. */
 enum fork_verdict {
-    FORK_FOLLOWED,  /* traced, by the parent's backend (a vfork child shares its memory) */
-    FORK_UNTRACED,  /* runs untraced: released at its first stop */
+    FORK_FOLLOWED, /* traced, by the parent's backend (a vfork child shares its memory) */
+    FORK_UNTRACED, /* runs untraced: released at its first stop */
 };
 
 struct tracer_backend {

@@ -4,7 +4,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "arch/x86_64/relocate.h"
 #include "tracer/arg_capture.h"
 #include "tracer/addrspace.h"
 
@@ -16,8 +15,6 @@ int session_init(struct session *s, const struct trace_options *opts, struct rec
     s->rec = rec;
     s->clock = clock;
     s->stop_signal = stop_signal;
-    if (x86_decoder_open(&s->decoder) < 0)
-        return -1;
     if (addr_map_init(&s->threads, 64) < 0 || addr_map_init(&s->processes, 16) < 0)
         return -1;
     if ((opts->capture.args || opts->capture.retval) && !(s->capture = capture_state_new()))
@@ -44,7 +41,6 @@ void session_free(struct session *s)
     addr_map_free(&s->threads);
     addr_map_free(&s->processes);
     capture_state_free(s->capture);
-    x86_decoder_close(&s->decoder);
 }
 
 struct process *process_new(struct session *s, pid_t pid, pid_t ppid)

@@ -110,7 +110,7 @@ struct session {
     /* the controller's: a thread passed a BP_HOOK breakpoint at addr (control/libraries.c) */
     void (*on_hook)(struct session *s, struct thread *t, uint64_t addr, uint64_t now);
     struct inject_engine *inject; /* the inject backend's state (tracer/inject/ only), or NULL */
-    csh decoder;
+    csh decoder; /* the machine's instruction decoder, opened by the command (cmd/record.c) */
     struct addr_map threads;   /* tid -> struct thread */
     struct addr_map processes; /* pid -> struct process */
     uint32_t next_func_id;

@@ -27,8 +27,8 @@
  * breakpoints (-v says which and why; their stops come after the thread's ring is
  * drained, so both kinds of calls nest in one stack), IFUNC implementations without a symbol
  * too, programs it cannot handle (static, not glibc, swapcontext) are traced by the
- * breakpoint backend instead. C++ exceptions, thread cancellation and backtrace() cross hooked frames with
- * a stop where the unwinder starts and ends (tracer/inject/unwind.h). */
+ * breakpoint backend instead. C++ exceptions, thread cancellation and backtrace() cross hooked
+ * frames with a stop where the unwinder starts and ends (tracer/inject/unwind.h). */
 #ifndef CALLTRACE_TRACER_INJECT_INJECT_H
 #define CALLTRACE_TRACER_INJECT_INJECT_H
 
@@ -46,14 +46,14 @@
 #define INJECT_BUFFER_MAX (1u << 30)
 
 struct inject_engine {
-    struct addr_map spaces;      /* pid -> struct inject_space */
-    struct addr_map forks;       /* child pid -> struct inject_fork_copy, until it is released */
-    struct addr_map shared_tls;  /* threads cloned without CLONE_SETTLS, until their first stop */
-    size_t ring_size;            /* per thread, a power of two */
-    uint64_t drops;              /* calls not recorded, from spaces already gone */
-    uint64_t lost_returns;       /* returns not recorded, from spaces already gone */
-    uint64_t corrupt_slots;      /* rings whose indexes made no sense: no longer read */
-    uint64_t tick_step;          /* ticks in a nanosecond, rounded up; 0 until needed */
+    struct addr_map spaces;     /* pid -> struct inject_space */
+    struct addr_map forks;      /* child pid -> struct inject_fork_copy, until it is released */
+    struct addr_map shared_tls; /* threads cloned without CLONE_SETTLS, until their first stop */
+    size_t ring_size;           /* per thread, a power of two */
+    uint64_t drops;             /* calls not recorded, from spaces already gone */
+    uint64_t lost_returns;      /* returns not recorded, from spaces already gone */
+    uint64_t corrupt_slots;     /* rings whose indexes made no sense: no longer read */
+    uint64_t tick_step;         /* ticks in a nanosecond, rounded up; 0 until needed */
     struct addr_map capture_tables; /* func id + 1 -> its capture table (-A/-R), as placed */
     struct values_buf *values;      /* the record being decoded from a ring (-A/-R) */
     uint8_t *record;                /* a ring record with data, copied out of the ring */

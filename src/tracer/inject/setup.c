@@ -37,8 +37,7 @@ struct inject_engine *inject_engine_new(size_t ring_size)
 {
     struct inject_engine *e = calloc(1, sizeof(*e));
     if (!e || addr_map_init(&e->spaces, 16) < 0 || addr_map_init(&e->forks, 16) < 0 ||
-        addr_map_init(&e->shared_tls, 16) < 0 ||
-        addr_map_init(&e->capture_tables, 64) < 0) {
+        addr_map_init(&e->shared_tls, 16) < 0 || addr_map_init(&e->capture_tables, 64) < 0) {
         free(e);
         return NULL;
     }

@@ -196,10 +196,8 @@ static void write_exit(struct session *s, struct inject_space *sp, const struct 
         }
     }
     uint8_t *at = v->ctl + CTL_SIZE + SHADOW_SIZE + (head & (sp->ring_size - 1));
-    struct inject_event ev = {.tsc = now,
-                              .slot = e->slot,
-                              .ret = e->ret,
-                              .func = (uint32_t)e->func | INJECT_EVENT_EXIT};
+    struct inject_event ev = {
+        .tsc = now, .slot = e->slot, .ret = e->ret, .func = (uint32_t)e->func | INJECT_EVENT_EXIT};
     memcpy(at, &ev, offsetof(struct inject_event, stamp));
     __atomic_store_n((uint32_t *)(at + offsetof(struct inject_event, stamp)),
                      (uint32_t)(head / EVENT_SIZE) + 1, __ATOMIC_RELEASE);
@@ -213,8 +211,7 @@ static void write_exit(struct session *s, struct inject_space *sp, const struct 
  * normally, a traced function that tail-called _Unwind_Backtrace), the ptrace engine sees that
  * call return there, and so must this one. now: the stop's ticks, the exit's time. */
 static void rehook_returns(struct session *s, struct process *p, struct inject_space *sp,
-                           struct shadow_view *v, uint64_t live_sp, uint64_t reached,
-                           uint64_t now)
+                           struct shadow_view *v, uint64_t live_sp, uint64_t reached, uint64_t now)
 {
     size_t depth = v->depth;
     while (depth > 0 && v->base[depth - 1].slot < live_sp)

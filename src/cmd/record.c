@@ -48,7 +48,7 @@ static void on_stop_signal(int sig)
 
 static void on_tty_stop(int sig)
 {
-    (void)sig; /* calltrace stops when the program does, see engine.c */
+    (void)sig; /* calltrace stops when the program does, see control/stop_loop.c */
 }
 
 static void install_handlers(void)
@@ -249,17 +249,17 @@ static void print_summary(const char *run, const struct trace_json_stats *stats,
  * program stopped; the record written so far is complete up to that moment. */
 static int run_attached(struct record_cli *cli, struct session *s)
 {
-    if (engine_attach(s, cli->attach_pid) < 0)
+    if (control_attach(s, cli->attach_pid) < 0)
         return -1;
     attached_pid = cli->attach_pid;
     if (cli->duration)
         alarm(cli->duration);
-    engine_loop(s);
+    control_loop(s);
     alarm(0);
     attached_pid = 0;
-    if (s->live_processes && engine_detach(s) < 0)
+    if (s->live_processes && control_detach(s) < 0)
         s->detach_failed = true;
-    engine_finish(s);
+    control_finish(s);
     return 0;
 }
 
@@ -295,8 +295,8 @@ static int run_traced(struct record_cli *cli, const char *path, const char *run,
     if (pid < 0)
         return -1;
     traced_pid = pid;
-    engine_run(s, pid);
-    engine_finish(s);
+    control_run(s, pid);
+    control_finish(s);
     traced_pid = 0;
     (void)run;
     return 0;

@@ -296,9 +296,9 @@ static void resume_all(struct session *s, struct process *p, uint64_t now)
         int held = t->hold.status;
         t->hold.status = 0;
         if (held) /* a signal or clone from before: as usual */
-            engine_handle_stop(s, t->tid, held, now);
+            control_handle_stop(s, t->tid, held, now);
         else
-            engine_resume(t, 0);
+            control_resume(t, 0);
     }
 }
 
@@ -313,7 +313,7 @@ static void abandon(struct session *s, struct process *p)
     process_forget(s, p);
 }
 
-int engine_attach(struct session *s, pid_t pid)
+int control_attach(struct session *s, pid_t pid)
 {
     if (check_target(pid) < 0)
         return -1;
@@ -325,7 +325,7 @@ int engine_attach(struct session *s, pid_t pid)
     p->exec_done = true;
     s->main_pid = pid;
     s->attached = true;
-    s->on_hook = engine_on_hook;
+    s->on_hook = control_on_hook;
     if (stop_all_threads(s, p) < 0) {
         int err = errno;
         abandon(s, p);
@@ -339,14 +339,14 @@ int engine_attach(struct session *s, pid_t pid)
     p->as = addrspace_new();
     p->mem_fd = mem_open(pid);
     struct thread *via = p->as && p->mem_fd >= 0 ? syscall_thread(s, p) : NULL;
-    if (!via || engine_trace_executable(s, p, via->tid, false, now) <= 0) {
+    if (!via || control_trace_executable(s, p, via->tid, false, now) <= 0) {
         err_msg("-p %d: cannot put breakpoints in the process", (int)pid);
-        engine_detach(s);
+        control_detach(s);
         return -1;
     }
     if (p->backend->attach_threads)
         p->backend->attach_threads(s, p, via->tid);
-    engine_record_process(s, p, false, now);
+    control_record_process(s, p, false, now);
     resume_all(s, p, now);
     return 0;
 }

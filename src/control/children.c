@@ -33,7 +33,7 @@ static void read_cmdline(pid_t pid, char *buf, size_t len)
         snprintf(buf, len, "pid %d", (int)pid);
 }
 
-void engine_record_process(struct session *s, struct process *p, bool is_exec, uint64_t now)
+void control_record_process(struct session *s, struct process *p, bool is_exec, uint64_t now)
 {
     char cmdline[1024], name[1100];
     read_cmdline(p->pid, cmdline, sizeof(cmdline));
@@ -76,7 +76,7 @@ static void note_untraced(struct session *s, pid_t pid, int err)
             strerror(err));
 }
 
-/* untouched: the child was forked before calltrace wrote into its parent (engine_attach held
+/* untouched: the child was forked before calltrace wrote into its parent (control_attach held
  * the fork): what its parent's address space says of breakpoints, scratch pages and the system
  * call gadget is not in the child's memory. A remote system call through that gadget would
  * fault at every resume, and its inherited breakpoints would never trap: it starts with an
@@ -133,7 +133,7 @@ static bool backend_untraces(struct session *s, struct thread *parent, struct pr
            b->on_fork(s, parent, tid, event == PTRACE_EVENT_VFORK, shares) == FORK_UNTRACED;
 }
 
-void engine_on_new_child(struct session *s, struct thread *parent, int event, uint64_t now)
+void control_on_new_child(struct session *s, struct thread *parent, int event, uint64_t now)
 {
     unsigned long new_tid = parent->hold.event_msg;
     bool untouched = parent->hold.untouched;
@@ -142,7 +142,7 @@ void engine_on_new_child(struct session *s, struct thread *parent, int event, ui
     if (!new_tid && ptrace(PTRACE_GETEVENTMSG, parent->tid, 0, &new_tid) < 0) {
         err_msg("thread %d: cannot read the id of its new thread or process: %s", (int)parent->tid,
                 strerror(errno));
-        engine_resume(parent, 0);
+        control_resume(parent, 0);
         return;
     }
     unsigned long flags = event == PTRACE_EVENT_CLONE ? clone_flags(parent->proc, parent->tid) : 0;
@@ -152,9 +152,9 @@ void engine_on_new_child(struct session *s, struct thread *parent, int event, ui
     /* Its first stop may already be parked; if not, it will come as PTRACE_EVENT_STOP. */
     struct thread *t = new_tid ? thread_find(s, tid) : NULL;
     if (t && is_thread && t->proc == parent->proc) {
-        /* Taken over by engine_attach from /proc/PID/task before this event was handled: it is
+        /* Taken over by control_attach from /proc/PID/task before this event was handled: it is
          * counted, recorded and was stopped once already. Only its creator goes on. */
-        engine_resume(parent, 0);
+        control_resume(parent, 0);
         return;
     }
     if (!t && new_tid)
@@ -165,7 +165,7 @@ void engine_on_new_child(struct session *s, struct thread *parent, int event, ui
     if (!t || !p) {
         err_msg("cannot follow new %s %d: out of memory", is_thread ? "thread" : "process",
                 (int)tid);
-        engine_resume(parent, 0);
+        control_resume(parent, 0);
         return;
     }
     t->proc = p;
@@ -176,7 +176,7 @@ void engine_on_new_child(struct session *s, struct thread *parent, int event, ui
         p->unfollowed = true;
     if (!p->unfollowed) {
         if (!is_thread)
-            engine_record_process(s, p, false, now);
+            control_record_process(s, p, false, now);
         rec_thread(s->rec, p->pid, tid, now);
         if (!is_thread)
             inherit_frames(s, t, parent);
@@ -185,23 +185,23 @@ void engine_on_new_child(struct session *s, struct thread *parent, int event, ui
         (int)tid);
     if (t->hold.pending_first) {
         t->hold.pending_first = false;
-        engine_handle_stop(s, tid, t->hold.pending_status, now);
+        control_handle_stop(s, tid, t->hold.pending_status, now);
     }
     if (event == PTRACE_EVENT_VFORK) /* vfork, or clone with CLONE_VFORK (posix_spawn, system) */
         parent->vfork_child = tid;
-    engine_resume(parent, 0);
+    control_resume(parent, 0);
 }
 
-void engine_trace_untouched(struct session *s, struct thread *t, uint64_t now)
+void control_trace_untouched(struct session *s, struct thread *t, uint64_t now)
 {
     struct process *p = t->proc;
     p->untouched = false;
-    if (engine_trace_with_breakpoints(s, t, now) < 0) /* as any forked child */
+    if (control_trace_with_breakpoints(s, t, now) < 0) /* as any forked child */
         err_msg("process %d: cannot put breakpoints in it: its calls are not recorded",
                 (int)p->pid);
 }
 
-void engine_end_thread(struct session *s, struct thread *t, uint64_t now)
+void control_end_thread(struct session *s, struct thread *t, uint64_t now)
 {
     thread_close_frames(s, t, EXIT_UNFINISHED, now);
     if (!t->proc->unfollowed)
@@ -210,7 +210,7 @@ void engine_end_thread(struct session *s, struct thread *t, uint64_t now)
 }
 
 /* Every thread of p but keep (exec) or all of them (exit). */
-void engine_end_threads(struct session *s, struct process *p, struct thread *keep, uint64_t now)
+void control_end_threads(struct session *s, struct process *p, struct thread *keep, uint64_t now)
 {
     struct thread *victims[64];
     for (;;) {
@@ -224,18 +224,18 @@ void engine_end_threads(struct session *s, struct process *p, struct thread *kee
         if (!n)
             return;
         for (size_t i = 0; i < n; i++)
-            engine_end_thread(s, victims[i], now);
+            control_end_thread(s, victims[i], now);
     }
 }
 
-void engine_on_exit(struct session *s, struct thread *t, int status, uint64_t now)
+void control_on_exit(struct session *s, struct thread *t, int status, uint64_t now)
 {
     struct process *p = t->proc;
     if (t->tid != p->pid) {
-        engine_end_thread(s, t, now);
+        control_end_thread(s, t, now);
         return;
     }
-    engine_end_threads(s, p, NULL, now);
+    control_end_threads(s, p, NULL, now);
     if (!p->unfollowed)
         rec_process_end(s->rec, p->pid, status, now);
     if (p->pid == s->main_pid) {

@@ -106,7 +106,7 @@ static bool exited_leader(const struct thread *t)
 }
 
 /* Stops t for good, handling what it reports on the way. Returns false when it is gone, or when
- * it has just been resumed into a vfork (in_vfork: it is stopped later, see engine_detach) or
+ * it has just been resumed into a vfork (in_vfork: it is stopped later, see control_detach) or
  * into its end (exited_leader: see settle_leader). */
 static bool hold(struct session *s, struct thread *t, uint64_t now)
 {
@@ -119,11 +119,11 @@ static bool hold(struct session *s, struct thread *t, uint64_t now)
             continue;
         if (got < 0 || !WIFSTOPPED(status)) {
             if (got == tid && thread_find(s, tid)) {
-                engine_handle_stop(s, tid, status, now); /* an exit: recorded as usual */
+                control_handle_stop(s, tid, status, now); /* an exit: recorded as usual */
             } else if (got < 0 && errno == ECHILD) {
                 /* Its end went to another waitpid (a remote system call's, when the program
                  * died while calltrace attached): left here, it would be waited for forever. */
-                engine_end_thread(s, t, now);
+                control_end_thread(s, t, now);
             }
             return false;
         }
@@ -135,8 +135,8 @@ static bool hold(struct session *s, struct thread *t, uint64_t now)
             return true;
         }
         /* clone, fork, exec: the engine records it (new threads stay stopped, see
-         * engine.c), then this one is stopped again; its exit stop: it goes on to its end */
-        engine_handle_stop(s, tid, status, now);
+         * stop_loop.c), then this one is stopped again; its exit stop: it goes on to its end */
+        control_handle_stop(s, tid, status, now);
         if (!thread_find(s, tid) || in_vfork(s, t) || exited_leader(t))
             return false;
         ptrace(PTRACE_INTERRUPT, tid, 0, 0);
@@ -155,7 +155,7 @@ static void settle_leader(struct session *s, struct thread *t, uint64_t now)
      * only after they have all ended, which would be never, and that cannot be detached. It runs
      * no code: it ends here, and the kernel lets it go when calltrace exits (the parent then
      * sees the process end as usual). */
-    engine_end_thread(s, t, now);
+    control_end_thread(s, t, now);
 }
 
 /* Step 1: until no thread is left running, threads born meanwhile included, but for the vfork
@@ -259,12 +259,12 @@ static int release_held(struct session *s, struct thread **list, size_t n, uint6
             err_msg("thread %d: cannot detach: %s", (int)t->tid, strerror(errno));
             rc = -1;
         }
-        engine_end_thread(s, t, now);
+        control_end_thread(s, t, now);
     }
     return rc;
 }
 
-int engine_detach(struct session *s)
+int control_detach(struct session *s)
 {
     static struct thread *list[MAX_THREADS];
     int rc = 0;

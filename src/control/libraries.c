@@ -208,7 +208,7 @@ static void defer_ifuncs(struct session *s, struct process *p, pid_t tid, struct
     lib->init_hook = image->init + lib->bias;
 }
 
-void engine_note_filter_hits(struct session *s, const struct elf_image *image)
+void control_note_filter_hits(struct session *s, const struct elf_image *image)
 {
     const struct func_filter *f = &s->opts->filter;
     for (size_t i = 0; i < image->nfuncs; i++) {
@@ -278,7 +278,7 @@ static long add_library(struct session *s, struct process *p, pid_t tid,
     if (!selected || elf_image_load(&image, obj->path) < 0)
         return 0;
     lib->traced = true;
-    engine_note_filter_hits(s, &image);
+    control_note_filter_hits(s, &image);
     lib->image_id = s->next_image_id;
     lib->func_lo = s->next_func_id;
     long traced = trace_functions(s, p, tid, &image, obj->bias);
@@ -387,7 +387,7 @@ static long sync_libraries(struct session *s, struct process *p, pid_t tid, uint
     return traced;
 }
 
-void engine_relearn_libraries(struct addrspace *as)
+void control_relearn_libraries(struct addrspace *as)
 {
     struct linker_watch *lw = &as->linker;
     for (size_t i = 0; i < lw->nlibs; i++)
@@ -396,8 +396,8 @@ void engine_relearn_libraries(struct addrspace *as)
     lw->started = false; /* they are relocated: their IFUNCs can be resolved at once */
 }
 
-long engine_watch_libraries(struct session *s, struct process *p, pid_t via, bool at_exec,
-                            uint64_t now)
+long control_watch_libraries(struct session *s, struct process *p, pid_t via, bool at_exec,
+                             uint64_t now)
 {
     /* the inject backend watches the libraries for their unwinder (tracer/inject/unwind.h) */
     const struct tracer_backend *b = p->backend;
@@ -431,7 +431,7 @@ long engine_watch_libraries(struct session *s, struct process *p, pid_t via, boo
     return at_exec ? 0 : sync_libraries(s, p, via, now);
 }
 
-void engine_on_hook(struct session *s, struct thread *t, uint64_t addr, uint64_t now)
+void control_on_hook(struct session *s, struct thread *t, uint64_t addr, uint64_t now)
 {
     struct process *p = t->proc;
     if (p->backend->on_hook && p->backend->on_hook(s, t, addr, now))

@@ -23,7 +23,7 @@ static void remove_breakpoints(struct process *p)
     }
 }
 
-void engine_release(struct session *s, struct thread *t)
+void control_release(struct session *s, struct thread *t)
 {
     struct process *p = t->proc;
     if (p->as->refs == 1) {

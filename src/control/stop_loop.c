@@ -11,7 +11,7 @@
 #include "tracer/addrspace.h"
 #include "util/log.h"
 
-void engine_resume(struct thread *t, int sig)
+void control_resume(struct thread *t, int sig)
 {
     /* ESRCH: the thread was killed meanwhile; its exit is reported by waitpid. */
     ptrace(PTRACE_CONT, t->tid, 0, sig);
@@ -35,20 +35,20 @@ static void on_event_stop(struct session *s, struct thread *t, int sig, uint64_t
         t->started = true;
         const struct tracer_backend *b = t->proc->backend;
         if (t->proc->untouched && !t->proc->unfollowed)
-            engine_trace_untouched(s, t, now);
+            control_trace_untouched(s, t, now);
         else if (!t->proc->unfollowed && b->thread_start &&
                  b->thread_start(s, t) == START_TO_BREAKPOINTS)
-            engine_trace_with_breakpoints(s, t, now);
+            control_trace_with_breakpoints(s, t, now);
         /* An unfollowed fork child goes now; a vfork child shares its parent's breakpoints and
          * is held, silently, until it execs or exits. */
         if (t->proc->unfollowed && t->proc->as->refs == 1)
-            engine_release(s, t);
+            control_release(s, t);
         else
-            engine_resume(t, 0);
+            control_resume(t, 0);
         return;
     }
     if (!is_stop_signal(sig)) {
-        engine_resume(t, 0);
+        control_resume(t, 0);
         return;
     }
     ptrace(PTRACE_LISTEN, t->tid, 0, 0);
@@ -59,7 +59,7 @@ static void on_event_stop(struct session *s, struct thread *t, int sig, uint64_t
 }
 
 /* A stop from a tid nobody reported yet: a new thread or child whose creator's event has not
- * been seen. It waits, stopped, until engine_on_new_child adopts it. */
+ * been seen. It waits, stopped, until control_on_new_child adopts it. */
 static void park_unknown(struct session *s, pid_t tid, int status)
 {
     if (!WIFSTOPPED(status))
@@ -76,10 +76,10 @@ static void on_trap(struct session *s, struct thread *t, uint64_t now)
 {
     int sig = t->proc->backend->on_trap(s, t, now);
     if (sig >= 0)
-        engine_resume(t, sig);
+        control_resume(t, sig);
 }
 
-void engine_handle_stop(struct session *s, pid_t tid, int status, uint64_t now)
+void control_handle_stop(struct session *s, pid_t tid, int status, uint64_t now)
 {
     struct thread *t = thread_find(s, tid);
     if (!t || t->hold.pending_first) {
@@ -88,7 +88,7 @@ void engine_handle_stop(struct session *s, pid_t tid, int status, uint64_t now)
         return;
     }
     if (WIFEXITED(status) || WIFSIGNALED(status)) {
-        engine_on_exit(s, t, status, now);
+        control_on_exit(s, t, status, now);
         return;
     }
     if (!WIFSTOPPED(status))
@@ -99,7 +99,7 @@ void engine_handle_stop(struct session *s, pid_t tid, int status, uint64_t now)
         if (sig == SIGTRAP)
             on_trap(s, t, now);
         else
-            engine_resume(t, sig);
+            control_resume(t, sig);
         break;
     case PTRACE_EVENT_STOP:
         on_event_stop(s, t, sig, now);
@@ -107,22 +107,22 @@ void engine_handle_stop(struct session *s, pid_t tid, int status, uint64_t now)
     case PTRACE_EVENT_CLONE:
     case PTRACE_EVENT_FORK:
     case PTRACE_EVENT_VFORK:
-        engine_on_new_child(s, t, status >> 16, now);
+        control_on_new_child(s, t, status >> 16, now);
         break;
     case PTRACE_EVENT_EXEC:
-        engine_on_exec(s, t, now);
+        control_on_exec(s, t, now);
         break;
     case PTRACE_EVENT_EXIT: /* attached: its end follows (a leader's only with the last thread) */
         t->exiting = true;
-        engine_resume(t, 0);
+        control_resume(t, 0);
         break;
     case PTRACE_EVENT_VFORK_DONE:
         if (t->proc->backend->on_vfork_done)
             t->proc->backend->on_vfork_done(s, t);
-        engine_resume(t, 0);
+        control_resume(t, 0);
         break;
     default:
-        engine_resume(t, 0);
+        control_resume(t, 0);
         break;
     }
 }
@@ -169,7 +169,7 @@ static uint64_t spin_ticks(const struct clock_calibration *clock)
     return (uint64_t)(SPIN_NS / clock->ns_per_tick);
 }
 
-int engine_run(struct session *s, pid_t pid)
+int control_run(struct session *s, pid_t pid)
 {
     struct process *p = process_new(s, pid, getpid());
     struct thread *t = p ? thread_new(s, p, pid) : NULL;
@@ -180,11 +180,11 @@ int engine_run(struct session *s, pid_t pid)
     }
     t->started = true; /* seized while running: its first stop is the exec */
     s->main_pid = pid;
-    s->on_hook = engine_on_hook;
-    return engine_loop(s);
+    s->on_hook = control_on_hook;
+    return control_loop(s);
 }
 
-int engine_loop(struct session *s)
+int control_loop(struct session *s)
 {
     s->spin_ticks = spin_ticks(s->clock);
     while (s->live_processes > 0) {
@@ -203,17 +203,17 @@ int engine_loop(struct session *s)
             err_msg("waitpid: %s", strerror(errno));
             break;
         }
-        engine_handle_stop(s, tid, status, now);
+        control_handle_stop(s, tid, status, now);
         recorder_tick(s->rec, now);
     }
     return 0;
 }
 
-void engine_finish(struct session *s)
+void control_finish(struct session *s)
 {
     if (s->backend->drain)
         s->backend->drain(s, true);
-    /* after the events just drained: see engine_detach */
+    /* after the events just drained: see control_detach */
     uint64_t now = clock_ticks(s->clock);
     for (;;) {
         struct process *p = NULL;
@@ -224,7 +224,7 @@ void engine_finish(struct session *s)
         }
         if (!p)
             break;
-        engine_end_threads(s, p, NULL, now);
+        control_end_threads(s, p, NULL, now);
         rec_process_end(s->rec, p->pid, 0, now);
         process_forget(s, p);
     }

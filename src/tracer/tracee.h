@@ -62,7 +62,7 @@ struct process {
     bool unfollowed; /* --no-follow: recorded nothing, released at its first chance */
     /* forked before calltrace wrote anything into its parent (a fork under way when -p seized
      * it): none of calltrace's code, breakpoints or rings are in its memory; it gets its
-     * breakpoints at its first stop (engine_trace_untouched) */
+     * breakpoints at its first stop (control_trace_untouched) */
     bool untouched;
     struct kernel_sigaction trap_action;
 };

@@ -16,9 +16,11 @@
 
 #include "cmd/commands.h"
 #include "cmd/record_options.h"
+#include "arch/x86_64/relocate.h"
 #include "control/control.h"
 #include "control/launch.h"
 #include "output/call_dirs.h"
+#include "tracer/breakpoint/breakpoints.h"
 #include "tracer/inject/inject.h"
 #include "output/run_dir.h"
 #include "output/trace_json.h"
@@ -46,7 +48,7 @@ static void on_stop_signal(int sig)
 
 static void on_tty_stop(int sig)
 {
-    (void)sig; /* calltrace stops when the program does, see engine.c */
+    (void)sig; /* calltrace stops when the program does, see control/stop_loop.c */
 }
 
 static void install_handlers(void)
@@ -109,7 +111,7 @@ static void warn_unmatched(const struct elf_image *image, int opt, const char *c
 static int check_program(const char *program, const struct record_cli *cli, char *path,
                          size_t pathlen)
 {
-    const struct record_options *opts = &cli->opts;
+    const struct trace_options *opts = &cli->opts.trace;
     const struct func_filter *filter = &opts->filter;
     char image_path[PATH_MAX];
     if (launch_resolve(program, path, pathlen, image_path, sizeof(image_path)) < 0)
@@ -118,7 +120,7 @@ static int check_program(const char *program, const struct record_cli *cli, char
     if (elf_image_load(&image, image_path) < 0)
         return -1;
     int n = count_traceable(&image);
-    if (cli->opts.nlibs) {
+    if (cli->opts.trace.nlibs) {
         elf_image_free(&image);
         return 0;
     }
@@ -183,16 +185,26 @@ static void warn_globs(int opt, const char *const *globs, size_t n, uint64_t mat
 /* With -l: the patterns that found nothing in the whole run, and the libraries it loaded. */
 static void warn_unmatched_at_end(const struct record_cli *cli, const struct session *s)
 {
-    const struct record_options *o = &cli->opts;
+    const struct trace_options *o = &cli->opts.trace;
     if (!o->nlibs)
         return;
     char what[700];
     snprintf(what, sizeof(what), "library the program loaded (it loaded %s)",
-             *s->libs_seen ? s->libs_seen : "none");
-    warn_globs('l', o->libs, o->nlibs, s->lib_globs_matched, what);
+             *s->stats.libs_seen ? s->stats.libs_seen : "none");
+    warn_globs('l', o->libs, o->nlibs, s->stats.lib_globs_matched, what);
     const char *fwhat = "function of the program nor of the libraries -l selected";
-    warn_globs('F', o->filter.only, o->filter.nonly, s->only_matched, fwhat);
-    warn_globs('N', o->filter.exclude, o->filter.nexclude, s->exclude_matched, fwhat);
+    warn_globs('F', o->filter.only, o->filter.nonly, s->stats.only_matched, fwhat);
+    warn_globs('N', o->filter.exclude, o->filter.nexclude, s->stats.exclude_matched, fwhat);
+}
+
+static uint64_t dropped_calls(const struct session *s)
+{
+    return s->backend && s->backend->dropped_calls ? s->backend->dropped_calls(s) : 0;
+}
+
+static uint64_t lost_returns(const struct session *s)
+{
+    return s->backend && s->backend->lost_returns ? s->backend->lost_returns(s) : 0;
 }
 
 static void print_summary(const char *run, const struct trace_json_stats *stats,
@@ -211,41 +223,58 @@ static void print_summary(const char *run, const struct trace_json_stats *stats,
     if (gate && gate->dropped_short)
         fprintf(stderr, "calltrace: %llu calls shorter than --min-duration left out\n",
                 (unsigned long long)gate->dropped_short);
-    if (s->untraced_processes)
+    const struct run_stats *counts = &s->stats;
+    if (counts->untraced_processes)
         fprintf(stderr, "calltrace: the calls of %llu process%s could not be recorded\n",
-                (unsigned long long)s->untraced_processes, s->untraced_processes == 1 ? "" : "es");
-    uint64_t dropped = inject_dropped_calls(s), lost_returns = inject_lost_returns(s);
+                (unsigned long long)counts->untraced_processes,
+                counts->untraced_processes == 1 ? "" : "es");
+    uint64_t dropped = dropped_calls(s), lost = lost_returns(s);
     if (dropped)
         fprintf(stderr,
                 "calltrace: %llu calls were not recorded (a thread's ring stayed full, its "
                 "shadow stack was full, a vfork child made them, or a signal handler left a "
                 "trampoline with longjmp); --buffer-size makes rings larger\n",
                 (unsigned long long)dropped);
-    if (lost_returns)
+    if (lost)
         fprintf(stderr,
                 "calltrace: %llu returns were not recorded (a thread's ring stayed full): those "
                 "calls end at the next event that shows them over\n",
-                (unsigned long long)lost_returns);
-    if (s->skipped_functions)
+                (unsigned long long)lost);
+    if (counts->skipped_functions)
         fprintf(stderr, "calltrace: %llu functions could not be traced safely (-v says which)\n",
-                (unsigned long long)s->skipped_functions);
+                (unsigned long long)counts->skipped_functions);
 }
 
 /* The detach comes before any output is written, so a failure to write cannot keep the
  * program stopped; the record written so far is complete up to that moment. */
 static int run_attached(struct record_cli *cli, struct session *s)
 {
-    if (engine_attach(s, cli->attach_pid) < 0)
+    if (control_attach(s, cli->attach_pid) < 0)
         return -1;
     attached_pid = cli->attach_pid;
     if (cli->duration)
         alarm(cli->duration);
-    engine_loop(s);
+    control_loop(s);
     alarm(0);
     attached_pid = 0;
-    if (s->live_processes && engine_detach(s) < 0)
+    if (s->live_processes && control_detach(s) < 0)
         s->detach_failed = true;
-    engine_finish(s);
+    control_finish(s);
+    return 0;
+}
+
+/* The one place that knows the backends: the run's, and the breakpoints every process has. */
+static int pick_backend(struct session *s, const struct record_options *opts)
+{
+    s->breakpoints = &breakpoint_backend;
+    s->backend = &breakpoint_backend;
+    if (!opts->inject)
+        return 0;
+    if (!(s->inject = inject_engine_new(opts->buffer_size))) {
+        err_msg("out of memory");
+        return -1;
+    }
+    s->backend = &inject_backend;
     return 0;
 }
 
@@ -253,22 +282,21 @@ static int run_traced(struct record_cli *cli, const char *path, const char *run,
                       struct recorder *rec, const struct clock_calibration *clock,
                       struct session *s)
 {
-    if (session_init(s, &cli->opts, rec, clock, &stop_signal) < 0) {
+    if (session_init(s, &cli->opts.trace, rec, clock, &stop_signal) < 0 ||
+        x86_decoder_open(&s->decoder) < 0) {
         err_msg("cannot start the instruction decoder (capstone)");
         return -1;
     }
-    if (cli->opts.inject && !(s->inject = inject_engine_new(cli->opts.buffer_size))) {
-        err_msg("out of memory");
+    if (pick_backend(s, &cli->opts) < 0)
         return -1;
-    }
     if (cli->attach_pid)
         return run_attached(cli, s);
     pid_t pid = launch_program(path, cli->program_argv);
     if (pid < 0)
         return -1;
     traced_pid = pid;
-    engine_run(s, pid);
-    engine_finish(s);
+    control_run(s, pid);
+    control_finish(s);
     traced_pid = 0;
     (void)run;
     return 0;
@@ -277,7 +305,7 @@ static int run_traced(struct record_cli *cli, const char *path, const char *run,
 static int finish_run(const char *run, struct recorder *rec, const struct session *s,
                       const struct record_cli *cli)
 {
-    rec->dropped_calls = inject_dropped_calls(s);
+    rec->dropped_calls = dropped_calls(s);
     int rec_error = recorder_close(rec);
     if (rec_error)
         err_hint(rec_error == ENOSPC ? "free some space; the trace holds what was recorded" : NULL,
@@ -287,7 +315,7 @@ static int finish_run(const char *run, struct recorder *rec, const struct sessio
     if (trace_json_export(run, cli->compress, &stats) < 0)
         return -1;
     struct call_dirs_stats dirs = {0};
-    bool captured = cli->opts.capture.args || cli->opts.capture.retval;
+    bool captured = cli->opts.trace.capture.args || cli->opts.trace.capture.retval;
     int dirs_rc = captured ? call_dirs_export(run, cli->max_call_dirs, &dirs) : 0;
     if (!cli->quiet)
         print_summary(run, &stats, s, rec->gate);
@@ -313,12 +341,19 @@ static int start_call_gate(const struct record_cli *cli, const struct clock_cali
     return 0;
 }
 
+static void end_session(struct session *s)
+{
+    inject_engine_free(s->inject);
+    session_free(s);
+    x86_decoder_close(&s->decoder);
+}
+
 int cmd_record(int argc, char **argv)
 {
-    struct record_cli cli = {.opts = {.follow_forks = true,
-                                      .inject = true,
-                                      .capture = {.string_max = CAPTURE_STRING_DEFAULT}},
-                             .max_call_dirs = CALL_DIRS_DEFAULT};
+    struct record_cli cli = {
+        .opts = {.trace = {.follow_forks = true, .capture = {.string_max = CAPTURE_STRING_DEFAULT}},
+                 .inject = true},
+        .max_call_dirs = CALL_DIRS_DEFAULT};
     view_options_init(&cli.view);
     if (record_parse_args(argc, argv, &cli) < 0)
         return 2;
@@ -330,9 +365,9 @@ int cmd_record(int argc, char **argv)
     if (!cli.attach_pid && check_program(cli.program_argv[0], &cli, path, sizeof(path)) < 0)
         return 2;
     char run[PATH_MAX], record[PATH_MAX], default_dir[64];
-    cli.opts.rank = mpi_rank();
-    if (cli.opts.rank)
-        snprintf(default_dir, sizeof(default_dir), RUN_DIR_DEFAULT "-rank%s", cli.opts.rank);
+    cli.opts.trace.rank = mpi_rank();
+    if (cli.opts.trace.rank)
+        snprintf(default_dir, sizeof(default_dir), RUN_DIR_DEFAULT "-rank%s", cli.opts.trace.rank);
     else
         snprintf(default_dir, sizeof(default_dir), RUN_DIR_DEFAULT);
     if (run_dir_create(cli.output ? cli.output : default_dir, run, sizeof(run)) < 0)
@@ -357,16 +392,14 @@ int cmd_record(int argc, char **argv)
     struct session s;
     if (run_traced(&cli, path, run, &rec, &clock, &s) < 0) {
         recorder_close(&rec);
-        inject_engine_free(s.inject);
-        session_free(&s);
+        end_session(&s);
         if (rec.gate)
             call_gate_free(rec.gate);
         run_dir_discard(run);
         return 2;
     }
     int failed = finish_run(run, &rec, &s, &cli);
-    inject_engine_free(s.inject);
-    session_free(&s);
+    end_session(&s);
     if (rec.gate)
         call_gate_free(rec.gate);
     /* Also after Ctrl-C stopped the program: stopping a long run to look at it is common. */

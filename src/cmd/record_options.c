@@ -110,7 +110,7 @@ static void usage(FILE *f)
           f);
 }
 
-static int add_glob(struct record_options *o, int opt, const char *glob)
+static int add_glob(struct trace_options *o, int opt, const char *glob)
 {
     struct func_filter *f = &o->filter;
     const char **list = opt == 'F' ? f->only : opt == 'N' ? f->exclude : o->libs;
@@ -131,7 +131,7 @@ static int add_glob(struct record_options *o, int opt, const char *glob)
 /* -A, -R, --string-max, --capture, --max-call-dirs. */
 static int capture_option(struct record_cli *cli, int opt, const char *arg)
 {
-    struct capture_options *o = &cli->opts.capture;
+    struct capture_options *o = &cli->opts.trace.capture;
     char why[160];
     const char *errstr;
     switch (opt) {
@@ -293,7 +293,7 @@ int record_parse_args(int argc, char **argv, struct record_cli *cli)
         case 'F':
         case 'N':
         case 'l':
-            if (add_glob(&cli->opts, c, optarg) < 0)
+            if (add_glob(&cli->opts.trace, c, optarg) < 0)
                 return -1;
             break;
         case 'D':
@@ -320,10 +320,10 @@ int record_parse_args(int argc, char **argv, struct record_cli *cli)
                 return -1;
             break;
         case 'q':
-            cli->quiet = cli->opts.quiet = true;
+            cli->quiet = cli->opts.trace.quiet = true;
             break;
         case OPT_NO_FOLLOW:
-            cli->opts.follow_forks = false;
+            cli->opts.trace.follow_forks = false;
             break;
         case OPT_ENGINE:
             if (parse_engine(optarg, &cli->opts.inject) < 0)
@@ -360,7 +360,7 @@ int record_parse_args(int argc, char **argv, struct record_cli *cli)
             return -1;
         }
     }
-    if (cli->opts.capture.nrules && !cli->opts.capture.args) {
+    if (cli->opts.trace.capture.nrules && !cli->opts.trace.capture.args) {
         err_hint("add -A (or -A FUNC)", "--capture: only with -A, which records arguments");
         return -1;
     }

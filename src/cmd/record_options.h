@@ -7,8 +7,16 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "control/session.h"
+#include "tracer/tracee.h"
 #include "view/view.h"
+
+/* The options of a recording: what the tracing reads (trace), and what only the command does. */
+struct record_options {
+    struct trace_options trace;
+    int verbose;
+    bool inject;        /* the inject backend (the default), else --engine=ptrace: breakpoints */
+    size_t buffer_size; /* --buffer-size: bytes per thread's ring, 0: the default */
+};
 
 struct record_cli {
     struct record_options opts;

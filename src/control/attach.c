@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include "control/control.h"
-#include "tracer/inject/inject.h"
 #include "tracer/addrspace.h"
 #include "remote/memory.h"
 #include "remote/ptrace_stop.h"
@@ -154,8 +153,7 @@ static int seize_new_threads(struct session *s, struct process *p)
         pid_t tid = (pid_t)atoi(e->d_name);
         if (tid <= 0 || thread_find(s, tid))
             continue;
-        /* the inject engine hands a vfork child's control block back at vfork-done */
-        unsigned long options = ATTACH_OPTIONS | (s->inject ? PTRACE_O_TRACEVFORKDONE : 0);
+        unsigned long options = ATTACH_OPTIONS | s->backend->attach_options;
         if (ptrace(PTRACE_SEIZE, tid, 0, options) < 0) {
             if (errno == ESRCH)
                 continue; /* it exited meanwhile */
@@ -203,15 +201,15 @@ static int wait_stopped(struct session *s, struct thread *t)
     }
     t->started = true;
     if (stop.kind != STOP_GROUP && stop.kind != STOP_INTERRUPT)
-        t->held_status = stop.status;
+        t->hold.status = stop.status;
     bool new_child = stop.kind == STOP_EVENT &&
                      (stop.event == PTRACE_EVENT_CLONE || stop.event == PTRACE_EVENT_FORK ||
                       stop.event == PTRACE_EVENT_VFORK);
-    if (new_child && ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &t->held_event_msg) < 0)
-        t->held_event_msg = 0;
+    if (new_child && ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &t->hold.event_msg) < 0)
+        t->hold.event_msg = 0;
     /* The thread entered that clone or fork between its seize and its interrupt: a process it
      * forked has a copy of the program's memory as it is now, before any breakpoint or patch. */
-    t->held_untouched = new_child;
+    t->hold.untouched = new_child;
     return 0;
 }
 
@@ -253,8 +251,8 @@ static int stop_all_threads(struct session *s, struct process *p)
 static bool held_event(const struct thread *t)
 {
     struct ptrace_stop held;
-    ptrace_stop_classify(t->tid, t->held_status, &held);
-    return t->held_status && held.kind == STOP_EVENT;
+    ptrace_stop_classify(t->tid, t->hold.status, &held);
+    return t->hold.status && held.kind == STOP_EVENT;
 }
 
 /* The thread to run calltrace's system calls in. One stopped inside a system call at a ptrace
@@ -290,7 +288,7 @@ static struct thread *any_thread(struct session *s, struct process *p)
     return NULL;
 }
 
-static void resume_all(struct session *s, struct process *p)
+static void resume_all(struct session *s, struct process *p, uint64_t now)
 {
     struct thread *list[4096];
     size_t n = 0;
@@ -299,13 +297,13 @@ static void resume_all(struct session *s, struct process *p)
         list[n++] = slot->value;
     for (size_t i = 0; i < n; i++) {
         struct thread *t = list[i];
-        rec_thread(s->rec, p->pid, t->tid, s->now);
-        int held = t->held_status;
-        t->held_status = 0;
-        if (held)
-            engine_handle_stop(s, t->tid, held); /* a signal or clone from before: as usual */
+        rec_thread(s->rec, p->pid, t->tid, now);
+        int held = t->hold.status;
+        t->hold.status = 0;
+        if (held) /* a signal or clone from before: as usual */
+            control_handle_stop(s, t->tid, held, now);
         else
-            engine_resume(t, 0);
+            control_resume(t, 0);
     }
 }
 
@@ -320,7 +318,7 @@ static void abandon(struct session *s, struct process *p)
     process_forget(s, p);
 }
 
-int engine_attach(struct session *s, pid_t pid)
+int control_attach(struct session *s, pid_t pid)
 {
     if (check_target(pid) < 0)
         return -1;
@@ -332,6 +330,7 @@ int engine_attach(struct session *s, pid_t pid)
     p->exec_done = true;
     s->main_pid = pid;
     s->attached = true;
+    s->on_hook = control_on_hook;
     if (stop_all_threads(s, p) < 0) {
         int err = errno;
         abandon(s, p);
@@ -341,18 +340,18 @@ int engine_attach(struct session *s, pid_t pid)
             err_msg("-p %d: cannot attach: %s", (int)pid, strerror(err));
         return -1;
     }
-    s->now = clock_ticks(s->clock);
+    uint64_t now = clock_ticks(s->clock);
     p->as = addrspace_new();
     p->mem_fd = mem_open(pid);
     struct thread *via = p->as && p->mem_fd >= 0 ? syscall_thread(s, p) : NULL;
-    if (!via || engine_trace_executable(s, p, via->tid, false) <= 0) {
+    if (!via || control_trace_executable(s, p, via->tid, false, now) <= 0) {
         err_msg("-p %d: cannot put breakpoints in the process", (int)pid);
-        engine_detach(s);
+        control_detach(s);
         return -1;
     }
-    if (s->inject)
-        inject_attach_threads(s, p, via->tid);
-    engine_record_process(s, p, false);
-    resume_all(s, p);
+    if (p->backend->attach_threads)
+        p->backend->attach_threads(s, p, via->tid);
+    control_record_process(s, p, false, now);
+    resume_all(s, p, now);
     return 0;
 }

@@ -10,7 +10,6 @@
 
 #include "arch/x86_64/machine.h"
 #include "control/control.h"
-#include "tracer/inject/inject.h"
 #include "tracer/addrspace.h"
 #include "remote/memory.h"
 #include "util/log.h"
@@ -34,7 +33,7 @@ static void read_cmdline(pid_t pid, char *buf, size_t len)
         snprintf(buf, len, "pid %d", (int)pid);
 }
 
-void engine_record_process(struct session *s, struct process *p, bool is_exec)
+void control_record_process(struct session *s, struct process *p, bool is_exec, uint64_t now)
 {
     char cmdline[1024], name[1100];
     read_cmdline(p->pid, cmdline, sizeof(cmdline));
@@ -42,7 +41,7 @@ void engine_record_process(struct session *s, struct process *p, bool is_exec)
         snprintf(name, sizeof(name), "rank %s: %s", s->opts->rank, cmdline);
     else
         snprintf(name, sizeof(name), "%s", cmdline);
-    rec_process(s->rec, p->pid, p->ppid, s->now, name, is_exec);
+    rec_process(s->rec, p->pid, p->ppid, now, name, is_exec);
 }
 
 /* The clone flags of the system call the parent is stopped in (clone or clone3). */
@@ -68,7 +67,7 @@ static unsigned long clone_flags(struct process *parent, pid_t tid)
  * in the closing line; the rest go to -v. */
 static void note_untraced(struct session *s, pid_t pid, int err)
 {
-    if (s->untraced_processes++ == 0)
+    if (s->stats.untraced_processes++ == 0)
         err_hint(err == EMFILE || err == ENFILE ? "raise the limit of open files, ulimit -n" : NULL,
                  "process %d: cannot open /proc/%d/mem: %s; its calls are not recorded", (int)pid,
                  (int)pid, strerror(err));
@@ -77,7 +76,7 @@ static void note_untraced(struct session *s, pid_t pid, int err)
             strerror(err));
 }
 
-/* untouched: the child was forked before calltrace wrote into its parent (engine_attach held
+/* untouched: the child was forked before calltrace wrote into its parent (control_attach held
  * the fork): what its parent's address space says of breakpoints, scratch pages and the system
  * call gadget is not in the child's memory. A remote system call through that gadget would
  * fault at every resume, and its inherited breakpoints would never trap: it starts with an
@@ -97,6 +96,7 @@ static struct process *new_process(struct session *s, struct thread *parent, pid
             : untouched   ? addrspace_new()
                           : addrspace_copy(pp->as);
     p->untouched = untouched && !shares_memory;
+    p->backend = pp->backend; /* an untouched child gets the breakpoints at its first stop */
     if (!p->as) {
         process_forget(s, p);
         return NULL;
@@ -116,16 +116,33 @@ static void inherit_frames(struct session *s, struct thread *child, struct threa
     }
 }
 
-void engine_on_new_child(struct session *s, struct thread *parent, int event)
+/* Its parent's backend says whether the new child is traced: the threads of a process share
+ * their backend, a child process starts with its parent's. */
+static bool backend_untraces(struct session *s, struct thread *parent, struct process *p, pid_t tid,
+                             int event, unsigned long flags, bool shares)
 {
-    unsigned long new_tid = parent->held_event_msg;
-    bool untouched = parent->held_untouched;
-    parent->held_event_msg = 0;
-    parent->held_untouched = false;
+    const struct tracer_backend *b = parent->proc->backend;
+    if (p == parent->proc) {
+        if (b->on_clone)
+            b->on_clone(s, tid, flags);
+        return false;
+    }
+    /* an untouched child has no patches or rings to take out (a vfork child, sharing the
+     * memory, has them as its parent does) */
+    return !parent->proc->unfollowed && !p->untouched && b->on_fork &&
+           b->on_fork(s, parent, tid, event == PTRACE_EVENT_VFORK, shares) == FORK_UNTRACED;
+}
+
+void control_on_new_child(struct session *s, struct thread *parent, int event, uint64_t now)
+{
+    unsigned long new_tid = parent->hold.event_msg;
+    bool untouched = parent->hold.untouched;
+    parent->hold.event_msg = 0;
+    parent->hold.untouched = false;
     if (!new_tid && ptrace(PTRACE_GETEVENTMSG, parent->tid, 0, &new_tid) < 0) {
         err_msg("thread %d: cannot read the id of its new thread or process: %s", (int)parent->tid,
                 strerror(errno));
-        engine_resume(parent, 0);
+        control_resume(parent, 0);
         return;
     }
     unsigned long flags = event == PTRACE_EVENT_CLONE ? clone_flags(parent->proc, parent->tid) : 0;
@@ -135,9 +152,9 @@ void engine_on_new_child(struct session *s, struct thread *parent, int event)
     /* Its first stop may already be parked; if not, it will come as PTRACE_EVENT_STOP. */
     struct thread *t = new_tid ? thread_find(s, tid) : NULL;
     if (t && is_thread && t->proc == parent->proc) {
-        /* Taken over by engine_attach from /proc/PID/task before this event was handled: it is
+        /* Taken over by control_attach from /proc/PID/task before this event was handled: it is
          * counted, recorded and was stopped once already. Only its creator goes on. */
-        engine_resume(parent, 0);
+        control_resume(parent, 0);
         return;
     }
     if (!t && new_tid)
@@ -148,59 +165,52 @@ void engine_on_new_child(struct session *s, struct thread *parent, int event)
     if (!t || !p) {
         err_msg("cannot follow new %s %d: out of memory", is_thread ? "thread" : "process",
                 (int)tid);
-        engine_resume(parent, 0);
+        control_resume(parent, 0);
         return;
     }
     t->proc = p;
     p->nthreads++;
     if (!is_thread && (!s->opts->follow_forks || parent->proc->unfollowed))
         p->unfollowed = true;
-    if (is_thread && s->inject)
-        inject_on_clone(s, tid, flags);
-    /* an untouched child has no patches or rings to take out (a vfork child, sharing the
-     * memory, has them as its parent does) */
-    if (!is_thread && !parent->proc->unfollowed && s->inject && !p->untouched &&
-        inject_on_fork(s, parent, tid, event == PTRACE_EVENT_VFORK, shares))
+    if (backend_untraces(s, parent, p, tid, event, flags, shares))
         p->unfollowed = true;
     if (!p->unfollowed) {
         if (!is_thread)
-            engine_record_process(s, p, false);
-        rec_thread(s->rec, p->pid, tid, s->now);
+            control_record_process(s, p, false, now);
+        rec_thread(s->rec, p->pid, tid, now);
         if (!is_thread)
             inherit_frames(s, t, parent);
     }
     dbg(DBG_ENGINE, 2, "%d: new %s %d", (int)parent->tid, is_thread ? "thread" : "process",
         (int)tid);
-    if (t->pending_first) {
-        t->pending_first = false;
-        engine_handle_stop(s, tid, t->pending_status);
+    if (t->hold.pending_first) {
+        t->hold.pending_first = false;
+        control_handle_stop(s, tid, t->hold.pending_status, now);
     }
     if (event == PTRACE_EVENT_VFORK) /* vfork, or clone with CLONE_VFORK (posix_spawn, system) */
         parent->vfork_child = tid;
-    engine_resume(parent, 0);
+    control_resume(parent, 0);
 }
 
-void engine_trace_untouched(struct session *s, struct thread *t)
+void control_trace_untouched(struct session *s, struct thread *t, uint64_t now)
 {
     struct process *p = t->proc;
     p->untouched = false;
-    if (s->inject)
-        inject_on_untouched_child(s, p); /* the ptrace engine's, as any forked child */
-    if (engine_trace_executable(s, p, t->tid, false) < 0)
+    if (control_trace_with_breakpoints(s, t, now) < 0) /* as any forked child */
         err_msg("process %d: cannot put breakpoints in it: its calls are not recorded",
                 (int)p->pid);
 }
 
-void engine_end_thread(struct session *s, struct thread *t)
+void control_end_thread(struct session *s, struct thread *t, uint64_t now)
 {
-    thread_close_frames(s, t, EXIT_UNFINISHED);
+    thread_close_frames(s, t, EXIT_UNFINISHED, now);
     if (!t->proc->unfollowed)
-        rec_thread_end(s->rec, t->proc->pid, t->tid, s->now);
+        rec_thread_end(s->rec, t->proc->pid, t->tid, now);
     thread_forget(s, t);
 }
 
 /* Every thread of p but keep (exec) or all of them (exit). */
-void engine_end_threads(struct session *s, struct process *p, struct thread *keep)
+void control_end_threads(struct session *s, struct process *p, struct thread *keep, uint64_t now)
 {
     struct thread *victims[64];
     for (;;) {
@@ -214,20 +224,20 @@ void engine_end_threads(struct session *s, struct process *p, struct thread *kee
         if (!n)
             return;
         for (size_t i = 0; i < n; i++)
-            engine_end_thread(s, victims[i]);
+            control_end_thread(s, victims[i], now);
     }
 }
 
-void engine_on_exit(struct session *s, struct thread *t, int status)
+void control_on_exit(struct session *s, struct thread *t, int status, uint64_t now)
 {
     struct process *p = t->proc;
     if (t->tid != p->pid) {
-        engine_end_thread(s, t);
+        control_end_thread(s, t, now);
         return;
     }
-    engine_end_threads(s, p, NULL);
+    control_end_threads(s, p, NULL, now);
     if (!p->unfollowed)
-        rec_process_end(s->rec, p->pid, status, s->now);
+        rec_process_end(s->rec, p->pid, status, now);
     if (p->pid == s->main_pid) {
         s->main_status = status;
         s->main_done = true;

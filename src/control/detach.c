@@ -17,7 +17,6 @@
 #include <sys/ptrace.h>
 
 #include "control/control.h"
-#include "tracer/inject/inject.h"
 #include "tracer/addrspace.h"
 #include "arch/x86_64/machine.h"
 #include "remote/memory.h"
@@ -76,7 +75,7 @@ static void undo_trap(struct thread *t, const struct ptrace_stop *stop)
         return;
     if (stop->kind == STOP_TRAP) {
         set_pc(t->tid, at);
-        t->held_status = 0;
+        t->hold.status = 0;
         return;
     }
     if (sigtrap_pending(t->tid)) {
@@ -85,7 +84,7 @@ static void undo_trap(struct thread *t, const struct ptrace_stop *stop)
         struct ptrace_stop trap;
         if (ptrace_resume(t->tid, RESUME_CONTINUE, 0) == 0)
             ptrace_stop_wait(t->tid, 0, &trap);
-        t->held_status = 0;
+        t->hold.status = 0;
     }
 }
 
@@ -106,9 +105,9 @@ static bool exited_leader(const struct thread *t)
 }
 
 /* Stops t for good, handling what it reports on the way. Returns false when it is gone, or when
- * it has just been resumed into a vfork (in_vfork: it is stopped later, see engine_detach) or
+ * it has just been resumed into a vfork (in_vfork: it is stopped later, see control_detach) or
  * into its end (exited_leader: see settle_leader). */
-static bool hold(struct session *s, struct thread *t)
+static bool hold(struct session *s, struct thread *t, uint64_t now)
 {
     pid_t tid = t->tid;
     ptrace(PTRACE_INTERRUPT, tid, 0, 0);
@@ -117,24 +116,24 @@ static bool hold(struct session *s, struct thread *t)
         int got = ptrace_stop_wait(tid, 0, &stop);
         if (got < 0 || !ptrace_stop_stopped(&stop)) {
             if (got > 0 && thread_find(s, tid)) {
-                engine_handle_stop(s, tid, stop.status); /* an exit: recorded as usual */
+                control_handle_stop(s, tid, stop.status, now); /* an exit: recorded as usual */
             } else if (got < 0 && errno == ECHILD) {
                 /* Its end went to another waitpid (a remote system call's, when the program
                  * died while calltrace attached): left here, it would be waited for forever. */
-                engine_end_thread(s, t);
+                control_end_thread(s, t, now);
             }
             return false;
         }
         if (stop.kind != STOP_EVENT) { /* a trap, a signal, the interrupt or a group stop */
             bool has_signal = stop.kind == STOP_TRAP || stop.kind == STOP_SIGNAL;
-            t->held_status = has_signal ? stop.status : 0;
-            t->held = true;
+            t->hold.status = has_signal ? stop.status : 0;
+            t->hold.held = true;
             undo_trap(t, &stop);
             return true;
         }
         /* clone, fork, exec: the engine records it (new threads stay stopped, see
          * stop_loop.c), then this one is stopped again; its exit stop: it goes on to its end */
-        engine_handle_stop(s, tid, stop.status);
+        control_handle_stop(s, tid, stop.status, now);
         if (!thread_find(s, tid) || in_vfork(s, t) || exited_leader(t))
             return false;
         ptrace(PTRACE_INTERRUPT, tid, 0, 0);
@@ -143,22 +142,22 @@ static bool hold(struct session *s, struct thread *t)
 
 /* Leaders come last, once the other threads are held or gone: waitpid reports a leader's end
  * only after theirs (the program may end during the detach, or have ended its main thread). */
-static void settle_leader(struct session *s, struct thread *t)
+static void settle_leader(struct session *s, struct thread *t, uint64_t now)
 {
     if (!exited_leader(t) || t->proc->nthreads == 1) {
-        hold(s, t); /* alive, or the last thread: its end, its process's, is reported now */
+        hold(s, t, now); /* alive, or the last thread: its end, its process's, is reported now */
         return;
     }
     /* Exited while other threads live, held (pthread_exit): a zombie that waitpid would report
      * only after they have all ended, which would be never, and that cannot be detached. It runs
      * no code: it ends here, and the kernel lets it go when calltrace exits (the parent then
      * sees the process end as usual). */
-    engine_end_thread(s, t);
+    control_end_thread(s, t, now);
 }
 
 /* Step 1: until no thread is left running, threads born meanwhile included, but for the vfork
  * parents whose child is still traced. Returns the number of threads held, listed in list. */
-static size_t stop_everyone(struct session *s, struct thread **list)
+static size_t stop_everyone(struct session *s, struct thread **list, uint64_t now)
 {
     for (;;) {
         pid_t pending[256], leaders[256];
@@ -166,7 +165,7 @@ static size_t stop_everyone(struct session *s, struct thread **list)
         ADDR_MAP_FOREACH(&s->threads, slot)
         {
             struct thread *t = slot->value;
-            if (!t->proc || t->held || t->pending_first || in_vfork(s, t))
+            if (!t->proc || t->hold.held || t->hold.pending_first || in_vfork(s, t))
                 continue;
             if (t->tid != t->proc->pid && n < 256)
                 pending[n++] = t->tid;
@@ -177,30 +176,27 @@ static size_t stop_everyone(struct session *s, struct thread **list)
             break;
         for (size_t i = 0; i < n; i++) {
             struct thread *t = thread_find(s, pending[i]);
-            if (t && !t->held)
-                hold(s, t);
+            if (t && !t->hold.held)
+                hold(s, t, now);
         }
         for (size_t i = 0; !n && i < nleaders; i++) { /* the other threads first */
             struct thread *t = thread_find(s, leaders[i]);
-            if (t && !t->held)
-                settle_leader(s, t);
+            if (t && !t->hold.held)
+                settle_leader(s, t, now);
         }
     }
     size_t held = 0;
     ADDR_MAP_FOREACH(&s->threads, slot)
     {
         struct thread *t = slot->value;
-        if (t->held && held < MAX_THREADS)
+        if (t->hold.held && held < MAX_THREADS)
             list[held++] = t;
     }
     return held;
 }
 
-/* Step 2: relocated instructions end with a jump back, so a few steps always get out; the
- * inject engine's trampolines take a few dozen (its only loop, waiting for room in a ring,
- * ends once the rings are drained). */
-#define SCRATCH_STEPS 16
-#define INJECT_STEPS 4096
+/* Step 2: each backend says how many steps always get a thread out of its code
+ * (struct tracer_backend: detach_steps). */
 
 static int step_out_of_scratch(struct thread *t, int steps)
 {
@@ -215,7 +211,7 @@ static int step_out_of_scratch(struct thread *t, int steps)
             !ptrace_stop_stopped(&stop))
             return -1;
         if (stop.kind == STOP_SIGNAL)
-            t->held_status = stop.status; /* a signal came in between: give it at detach */
+            t->hold.status = stop.status; /* a signal came in between: give it at detach */
     }
     return -1;
 }
@@ -224,7 +220,7 @@ static int step_all_out(struct session *s, struct thread **list, size_t n)
 {
     int rc = 0;
     for (size_t i = 0; i < n; i++) {
-        if (step_out_of_scratch(list[i], s->inject ? INJECT_STEPS : SCRATCH_STEPS) < 0) {
+        if (step_out_of_scratch(list[i], s->backend->detach_steps) < 0) {
             err_msg("thread %d: cannot move it out of calltrace's code", (int)list[i]->tid);
             rc = -1;
         }
@@ -247,38 +243,39 @@ static int restore_bytes(struct process *p)
 }
 
 /* Step 4: detaches the n threads of list, handing each the signal it was about to receive. */
-static int release_held(struct session *s, struct thread **list, size_t n)
+static int release_held(struct session *s, struct thread **list, size_t n, uint64_t now)
 {
     int rc = 0;
     for (size_t i = 0; i < n; i++) {
         struct thread *t = list[i];
         struct ptrace_stop held;
-        ptrace_stop_classify(t->tid, t->held_status, &held);
-        int sig = t->held_status ? held.sig : 0;
+        ptrace_stop_classify(t->tid, t->hold.status, &held);
+        int sig = t->hold.status ? held.sig : 0;
         if (ptrace(PTRACE_DETACH, t->tid, 0, sig) < 0 && errno != ESRCH) {
             err_msg("thread %d: cannot detach: %s", (int)t->tid, strerror(errno));
             rc = -1;
         }
-        engine_end_thread(s, t);
+        control_end_thread(s, t, now);
     }
     return rc;
 }
 
-int engine_detach(struct session *s)
+int control_detach(struct session *s)
 {
     static struct thread *list[MAX_THREADS];
     int rc = 0;
     s->detaching = true;
-    size_t n = stop_everyone(s, list);
-    if (s->inject)
-        inject_drain(s, false); /* a thread waiting for room in its ring gets it */
+    uint64_t now = clock_ticks(s->clock);
+    size_t n = stop_everyone(s, list, now);
+    if (s->backend->drain)
+        s->backend->drain(s, false); /* a thread waiting for room in its ring gets it */
     if (step_all_out(s, list, n) < 0)
         rc = -1;
-    if (s->inject && inject_detach(s) < 0)
+    if (s->backend->detach && s->backend->detach(s) < 0)
         rc = -1;
     /* The calls still open end now: after every event the rings held, which the threads wrote
-     * while they were being stopped (after the stop that set s->now). */
-    s->now = clock_ticks(s->clock);
+     * while they were being stopped (after the stops above). */
+    now = clock_ticks(s->clock);
     ADDR_MAP_FOREACH(&s->processes, slot)
     {
         struct process *p = slot->value;
@@ -287,15 +284,15 @@ int engine_detach(struct session *s)
             rc = -1;
         }
     }
-    if (release_held(s, list, n) < 0)
+    if (release_held(s, list, n, now) < 0)
         rc = -1;
     /* Step 5: the vfork parents left out of step 1. Their children went above, with the memory
      * the two share restored; each parent stops once its child has exec'd or exited, and is then
      * let go like the others (a child that was itself a vfork parent first: one round each). */
-    while ((n = stop_everyone(s, list)) > 0) {
+    while ((n = stop_everyone(s, list, now)) > 0) {
         if (step_all_out(s, list, n) < 0)
             rc = -1;
-        if (release_held(s, list, n) < 0)
+        if (release_held(s, list, n, now) < 0)
             rc = -1;
     }
     return rc;

@@ -10,9 +10,7 @@
 #include <unistd.h>
 
 #include "control/control.h"
-#include "tracer/inject/inject.h"
 #include "tracer/addrspace.h"
-#include "tracer/breakpoint/breakpoints.h"
 #include "remote/memory.h"
 #include "remote/syscall.h"
 #include "tracer/scratch.h"
@@ -20,7 +18,8 @@
 #include "symbols/proc_maps.h"
 #include "util/log.h"
 
-long engine_trace_executable(struct session *s, struct process *p, pid_t via, bool at_exec)
+long control_trace_executable(struct session *s, struct process *p, pid_t via, bool at_exec,
+                              uint64_t now)
 {
     char link[64], exe[PATH_MAX];
     snprintf(link, sizeof(link), "/proc/%d/exe", (int)p->pid);
@@ -48,33 +47,45 @@ long engine_trace_executable(struct session *s, struct process *p, pid_t via, bo
         uint64_t entry = auxv_entry(p->pid);
         bias = entry ? entry - image.entry : 0;
     }
-    long traced = s->inject ? inject_trace_image(s, p, via, &image, bias) : -1;
-    if (traced < 0) /* the ptrace engine's breakpoints: the first engine, or the fallback */
-        traced = probe_insert_entries(s, p, via, &image, bias);
+    long traced = p->backend->trace_image(s, p, via, &image, bias);
+    if (traced < 0 && p->backend != s->breakpoints) { /* the fallback: breakpoints */
+        p->backend = s->breakpoints;
+        traced = p->backend->trace_image(s, p, via, &image, bias);
+    }
     if (s->opts->nlibs)
-        engine_note_filter_hits(s, &image);
+        control_note_filter_hits(s, &image);
     dbg(DBG_ENGINE, 1, "%s: %ld functions traced in process %d", exe, traced, (int)p->pid);
     elf_image_free(&image);
     if (traced >= 0)
-        traced += engine_watch_libraries(s, p, via, at_exec);
+        traced += control_watch_libraries(s, p, via, at_exec, now);
     return traced;
 }
 
-void engine_on_exec(struct session *s, struct thread *t)
+long control_trace_with_breakpoints(struct session *s, struct thread *t, uint64_t now)
+{
+    struct process *p = t->proc;
+    if (p->backend->on_handover)
+        p->backend->on_handover(s, p);
+    p->backend = s->breakpoints;
+    control_relearn_libraries(p->as); /* what was placed for them went too: breakpoints now */
+    return control_trace_executable(s, p, t->tid, false, now);
+}
+
+void control_on_exec(struct session *s, struct thread *t, uint64_t now)
 {
     struct process *p = t->proc;
     if (p->unfollowed) { /* a vfork child held until now: its new image is not ours to trace */
-        engine_end_threads(s, p, t);
+        control_end_threads(s, p, t, now);
         addrspace_unref(p->as);
         p->as = addrspace_new();
-        engine_release(s, t);
+        control_release(s, t);
         return;
     }
     unsigned long former_tid = 0;
     ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &former_tid);
     /* The exec'ing thread now has the leader's tid; all the others are gone. */
-    engine_end_threads(s, p, t);
-    thread_close_frames(s, t, EXIT_UNFINISHED);
+    control_end_threads(s, p, t, now);
+    thread_close_frames(s, t, EXIT_UNFINISHED, now);
     dbg(DBG_ENGINE, 2, "process %d: exec by thread %lu", (int)p->pid, former_tid);
     addrspace_unref(p->as);
     p->as = addrspace_new();
@@ -83,14 +94,15 @@ void engine_on_exec(struct session *s, struct thread *t)
     p->mem_fd = mem_open(p->pid); /* the old descriptor still points at the old memory */
     if (!p->as || p->mem_fd < 0) {
         err_msg("process %d: cannot follow its exec: %s", (int)p->pid, strerror(errno));
-        engine_resume(t, 0);
+        control_resume(t, 0);
         return;
     }
     t->region_lo[0] = t->region_hi[0] = t->region_lo[1] = t->region_hi[1] = 0;
-    engine_record_process(s, p, p->exec_done);
+    control_record_process(s, p, p->exec_done, now);
     if (!p->exec_done) /* calltrace's own child until now: the program starts here */
-        rec_thread(s->rec, p->pid, t->tid, s->now);
+        rec_thread(s->rec, p->pid, t->tid, now);
     p->exec_done = true;
-    engine_trace_executable(s, p, p->pid, true);
-    engine_resume(t, 0);
+    p->backend = s->backend; /* a new image: the run's backend tries first again */
+    control_trace_executable(s, p, p->pid, true, now);
+    control_resume(t, 0);
 }

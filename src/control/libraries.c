@@ -24,9 +24,7 @@
 #include <bsd/string.h>
 
 #include "control/control.h"
-#include "tracer/inject/inject.h"
 #include "tracer/addrspace.h"
-#include "tracer/breakpoint/breakpoints.h"
 #include "remote/call.h"
 #include "tracer/scratch.h"
 #include "symbols/elf_image.h"
@@ -60,25 +58,26 @@ static bool lib_selected(struct session *s, const char *path, const char *soname
         const char *glob = s->opts->libs[i];
         if (path_matches(glob, path) || (has_real && path_matches(glob, real)) ||
             (soname && fnmatch(glob, soname, 0) == 0)) {
-            s->lib_globs_matched |= 1ull << i;
+            s->stats.lib_globs_matched |= 1ull << i;
             selected = true;
         }
     }
     return selected;
 }
 
-static void note_seen(struct session *s, const char *path)
+static void note_seen(struct run_stats *stats, const char *path)
 {
     const char *name = base_name(path);
     size_t len = strlen(name);
-    for (const char *at = s->libs_seen; (at = strstr(at, name)); at += len)
-        if ((at == s->libs_seen || at[-1] == ' ') && (at[len] == ',' || at[len] == '\0'))
+    char *seen = stats->libs_seen;
+    for (const char *at = seen; (at = strstr(at, name)); at += len)
+        if ((at == seen || at[-1] == ' ') && (at[len] == ',' || at[len] == '\0'))
             return;
-    if (strlen(s->libs_seen) + len + 3 >= sizeof(s->libs_seen))
+    if (strlen(seen) + len + 3 >= sizeof(stats->libs_seen))
         return;
-    if (*s->libs_seen)
-        strlcat(s->libs_seen, ", ", sizeof(s->libs_seen));
-    strlcat(s->libs_seen, name, sizeof(s->libs_seen));
+    if (*seen)
+        strlcat(seen, ", ", sizeof(stats->libs_seen));
+    strlcat(seen, name, sizeof(stats->libs_seen));
 }
 
 struct resolved {
@@ -113,7 +112,7 @@ static size_t group_resolved(struct session *s, struct process *p, struct resolv
         }
         if (!wanted)
             continue;
-        if (s->inject && inject_patched_at(s, p, r[i].impl)) {
+        if (p->backend->patched_at && p->backend->patched_at(s, p, r[i].impl)) {
             dbg(DBG_SYMBOLS, 1, "IFUNC %s: its implementation is traced under its own name", name);
             continue;
         }
@@ -124,8 +123,8 @@ static size_t group_resolved(struct session *s, struct process *p, struct resolv
     return ngroups;
 }
 
-/* The inject engine patches what it can (it must know the implementation's extent); the rest
- * gets breakpoints. */
+/* The process's backend traces what it can (the inject backend must know an implementation's
+ * extent), the breakpoints the rest. */
 static long trace_resolved(struct session *s, struct process *p, pid_t tid,
                            const struct traced_lib *lib, struct resolved *r, size_t n)
 {
@@ -133,20 +132,9 @@ static long trace_resolved(struct session *s, struct process *p, pid_t tid,
     if (!impls)
         return 0;
     size_t ngroups = group_resolved(s, p, r, n, impls);
-    long traced = 0;
-    if (s->inject)
-        traced += inject_trace_ifuncs(s, p, tid, lib->image_id, lib->bias, impls, ngroups);
-    for (size_t i = 0; i < ngroups; i++) {
-        if (impls[i].done)
-            continue;
-        int rc = probe_insert_function(s, p, tid, lib->image_id, impls[i].impl, impls[i].name);
-        if (rc < 0)
-            break;
-        if (rc > 0)
-            dbg(DBG_SYMBOLS, 2, "IFUNC %s: traced at %#llx", impls[i].name,
-                (unsigned long long)impls[i].impl);
-        traced += rc;
-    }
+    long traced = p->backend->trace_ifuncs(s, p, tid, lib->image_id, lib->bias, impls, ngroups);
+    if (p->backend != s->breakpoints) /* those it left */
+        traced += s->breakpoints->trace_ifuncs(s, p, tid, lib->image_id, lib->bias, impls, ngroups);
     for (size_t i = 0; i < ngroups; i++)
         free(impls[i].name);
     free(impls);
@@ -176,7 +164,7 @@ static long resolve_ifuncs(struct session *s, struct process *p, pid_t tid,
         return 0;
     size_t got = 0;
     /* a resolver that calls a traced function passes its breakpoint, recording nothing */
-    struct remote_traps traps = {breakpoint_resume_at, p->as};
+    struct remote_traps traps = {s->breakpoints->trap_resume_at, p->as};
     for (size_t i = 0; i < n; i++) {
         uint64_t resolver = ifuncs[i].resolver + lib->bias, impl;
         if (remote_call(process_target(p, tid), resolver, &traps, &impl) < 0 || !impl) {
@@ -212,7 +200,7 @@ static void defer_ifuncs(struct session *s, struct process *p, pid_t tid, struct
 {
     if (!image->nifuncs || !any_selected(s, image->ifuncs, image->nifuncs))
         return;
-    if (!image->init || !probe_insert_hook(s, p, tid, image->init + lib->bias) ||
+    if (!image->init || !s->breakpoints->insert_hook(s, p, tid, image->init + lib->bias) ||
         keep_pending(lib, image) < 0) {
         dbg(DBG_SYMBOLS, 1, "%s: no initializer to wait for: its IFUNCs are not traced",
             image->path);
@@ -222,18 +210,20 @@ static void defer_ifuncs(struct session *s, struct process *p, pid_t tid, struct
     lib->init_hook = image->init + lib->bias;
 }
 
-void engine_note_filter_hits(struct session *s, const struct elf_image *image)
+void control_note_filter_hits(struct session *s, const struct elf_image *image)
 {
     const struct func_filter *f = &s->opts->filter;
     for (size_t i = 0; i < image->nfuncs; i++) {
         if (image->funcs[i].skipped)
             continue;
-        s->only_matched |= func_filter_glob_hits(f->only, f->nonly, image->funcs[i].name);
-        s->exclude_matched |= func_filter_glob_hits(f->exclude, f->nexclude, image->funcs[i].name);
+        s->stats.only_matched |= func_filter_glob_hits(f->only, f->nonly, image->funcs[i].name);
+        s->stats.exclude_matched |=
+            func_filter_glob_hits(f->exclude, f->nexclude, image->funcs[i].name);
     }
     for (size_t i = 0; i < image->nifuncs; i++) {
-        s->only_matched |= func_filter_glob_hits(f->only, f->nonly, image->ifuncs[i].name);
-        s->exclude_matched |= func_filter_glob_hits(f->exclude, f->nexclude, image->ifuncs[i].name);
+        s->stats.only_matched |= func_filter_glob_hits(f->only, f->nonly, image->ifuncs[i].name);
+        s->stats.exclude_matched |=
+            func_filter_glob_hits(f->exclude, f->nexclude, image->ifuncs[i].name);
     }
 }
 
@@ -250,17 +240,15 @@ static void exec_range(const struct elf_image *image, uint64_t bias, uint64_t *l
     }
 }
 
-/* Each engine's way to trace a library's functions: patched by the inject engine when the
- * process has its rings, else the ptrace engine's breakpoints. */
+/* The process's backend traces a library's functions (the inject backend patches them when the
+ * process has its rings), else the breakpoints do. */
 static long trace_functions(struct session *s, struct process *p, pid_t tid,
                             const struct elf_image *image, uint64_t bias)
 {
-    if (s->inject) {
-        long traced = inject_trace_library(s, p, tid, image, bias);
-        if (traced >= 0)
-            return traced;
-    }
-    return probe_insert_entries(s, p, tid, image, bias);
+    long traced = p->backend->trace_library(s, p, tid, image, bias);
+    if (traced < 0 && p->backend != s->breakpoints)
+        traced = s->breakpoints->trace_library(s, p, tid, image, bias);
+    return traced;
 }
 
 /* Instruments one new object when -l selects it; remembers it either way. */
@@ -279,7 +267,7 @@ static long add_library(struct session *s, struct process *p, pid_t tid,
         dbg(DBG_ENGINE, 1, "%s: %s: not traced", obj->path, strerror(errno));
         return 0;
     }
-    note_seen(s, obj->path);
+    note_seen(&s->stats, obj->path);
     /* Its symbols are read only when it is traced: a program may load hundreds of libraries. */
     struct elf_image image;
     if (elf_image_load_headers(&image, obj->path) < 0) /* it says why */
@@ -292,7 +280,7 @@ static long add_library(struct session *s, struct process *p, pid_t tid,
     if (!selected || elf_image_load(&image, obj->path) < 0)
         return 0;
     lib->traced = true;
-    engine_note_filter_hits(s, &image);
+    control_note_filter_hits(s, &image);
     lib->image_id = s->next_image_id;
     lib->func_lo = s->next_func_id;
     long traced = trace_functions(s, p, tid, &image, obj->bias);
@@ -310,7 +298,8 @@ static long add_library(struct session *s, struct process *p, pid_t tid,
 
 /* A thread with an open call of the library, or one that would return into it, can never see
  * those calls end: they are closed (as unwound) from the outermost such frame up. */
-static void close_frames_in(struct session *s, struct addrspace *as, const struct traced_lib *lib)
+static void close_frames_in(struct session *s, struct addrspace *as, const struct traced_lib *lib,
+                            uint64_t now)
 {
     ADDR_MAP_FOREACH(&s->threads, slot)
     {
@@ -322,7 +311,7 @@ static void close_frames_in(struct session *s, struct addrspace *as, const struc
             bool its_call = f->func >= lib->func_lo && f->func < lib->func_hi;
             bool returns_into = f->ret_addr >= lib->lo && f->ret_addr < lib->hi;
             if (its_call || returns_into) {
-                struct frame_end_ctx ctx = {s, t, NULL};
+                struct frame_end_ctx ctx = {s, t, NULL, now};
                 frames_close_from(&t->stack, i, EXIT_UNWOUND, session_frame_end, &ctx);
                 break;
             }
@@ -330,16 +319,17 @@ static void close_frames_in(struct session *s, struct addrspace *as, const struc
     }
 }
 
-static void remove_library(struct session *s, struct process *p, size_t index)
+static void remove_library(struct session *s, struct process *p, size_t index, uint64_t now)
 {
     struct addrspace *as = p->as;
     struct linker_watch *lw = &as->linker;
     struct traced_lib *lib = &lw->libs[index];
     if (lib->hi) {
-        if (s->inject)
-            inject_forget_library(s, p, lib->lo, lib->hi);
-        close_frames_in(s, as, lib);
-        probe_forget(as, lib->lo, lib->hi, lib->func_lo, lib->func_hi);
+        /* every process has breakpoints: the backend's patches go, then they */
+        if (p->backend != s->breakpoints)
+            p->backend->forget_library(s, p, lib->lo, lib->hi, lib->func_lo, lib->func_hi);
+        s->breakpoints->forget_library(s, p, lib->lo, lib->hi, lib->func_lo, lib->func_hi);
+        close_frames_in(s, as, lib, now);
         maps_free(&as->maps); /* the cached maps still show it */
         dbg(DBG_ENGINE, 1, "library at %#llx unloaded: its breakpoints and patches are forgotten",
             (unsigned long long)lib->bias);
@@ -365,7 +355,7 @@ static bool known(const struct linker_watch *lw, const struct loaded_object *obj
 }
 
 /* Brings the traced libraries in line with the dynamic linker's list, when it is whole. */
-static long sync_libraries(struct session *s, struct process *p, pid_t tid)
+static long sync_libraries(struct session *s, struct process *p, pid_t tid, uint64_t now)
 {
     struct linker_watch *lw = &p->as->linker;
     struct link_map_list list;
@@ -383,7 +373,7 @@ static long sync_libraries(struct session *s, struct process *p, pid_t tid)
     lw->started = true;
     for (size_t i = lw->nlibs; i-- > 0;)
         if (!listed(&list, &lw->libs[i]))
-            remove_library(s, p, i);
+            remove_library(s, p, i, now);
     long traced = 0;
     for (size_t i = 0; i < list.count; i++) {
         const struct loaded_object *obj = &list.objects[i];
@@ -391,15 +381,15 @@ static long sync_libraries(struct session *s, struct process *p, pid_t tid)
          * calltrace's own hook is in it */
         if (!*obj->path || obj->bias == lw->ld_base || known(lw, obj))
             continue;
-        if (s->inject)
-            inject_on_library(s, p, tid, obj->path, obj->bias);
+        if (p->backend->on_library)
+            p->backend->on_library(s, p, tid, obj->path, obj->bias);
         traced += add_library(s, p, tid, obj, relocated);
     }
     link_map_free(&list);
     return traced;
 }
 
-void engine_relearn_libraries(struct addrspace *as)
+void control_relearn_libraries(struct addrspace *as)
 {
     struct linker_watch *lw = &as->linker;
     for (size_t i = 0; i < lw->nlibs; i++)
@@ -408,10 +398,12 @@ void engine_relearn_libraries(struct addrspace *as)
     lw->started = false; /* they are relocated: their IFUNCs can be resolved at once */
 }
 
-long engine_watch_libraries(struct session *s, struct process *p, pid_t via, bool at_exec)
+long control_watch_libraries(struct session *s, struct process *p, pid_t via, bool at_exec,
+                             uint64_t now)
 {
-    /* the inject engine watches the libraries for their unwinder (tracer/inject/unwind.h) */
-    if (!s->opts->nlibs && !inject_traces(s, p))
+    /* the inject backend watches the libraries for their unwinder (tracer/inject/unwind.h) */
+    const struct tracer_backend *b = p->backend;
+    if (!s->opts->nlibs && !(b->watches_libraries && b->watches_libraries(s, p)))
         return 0;
     uint64_t base = auxv_value(p->pid, AT_BASE);
     char ld_path[PATH_MAX];
@@ -431,24 +423,24 @@ long engine_watch_libraries(struct session *s, struct process *p, pid_t via, boo
     lw->r_debug = base + at[0];
     lw->hook = base + at[1];
     lw->ld_base = base;
-    if (!probe_insert_hook(s, p, via, lw->hook)) {
+    if (!s->breakpoints->insert_hook(s, p, via, lw->hook)) {
         err_msg("warning: process %d: cannot watch its dynamic linker: libraries are not traced",
                 (int)p->pid);
         lw->r_debug = 0;
         return 0;
     }
     /* At exec the dynamic linker has not run yet: its first notifications come later. */
-    return at_exec ? 0 : sync_libraries(s, p, via);
+    return at_exec ? 0 : sync_libraries(s, p, via, now);
 }
 
-void engine_on_hook(struct session *s, struct thread *t, uint64_t addr)
+void control_on_hook(struct session *s, struct thread *t, uint64_t addr, uint64_t now)
 {
     struct process *p = t->proc;
-    if (inject_on_hook(s, t, addr))
+    if (p->backend->on_hook && p->backend->on_hook(s, t, addr, now))
         return;
     struct linker_watch *lw = &p->as->linker;
     if (lw->r_debug && addr == lw->hook) {
-        sync_libraries(s, p, t->tid);
+        sync_libraries(s, p, t->tid, now);
         return;
     }
     for (size_t i = 0; i < lw->nlibs; i++) {

@@ -6,7 +6,6 @@
 #include <sys/ptrace.h>
 
 #include "control/control.h"
-#include "tracer/inject/inject.h"
 #include "tracer/addrspace.h"
 #include "remote/memory.h"
 #include "util/log.h"
@@ -24,12 +23,13 @@ static void remove_breakpoints(struct process *p)
     }
 }
 
-void engine_release(struct session *s, struct thread *t)
+void control_release(struct session *s, struct thread *t)
 {
     struct process *p = t->proc;
     if (p->as->refs == 1) {
         remove_breakpoints(p);
-        inject_release_child(s, p, t->tid);
+        if (p->backend->release_child)
+            p->backend->release_child(s, p, t->tid);
     }
     /* Its scratch page stays mapped: a thread may be between a relocated instruction and the
      * jump back, and nothing else will ever run there. */

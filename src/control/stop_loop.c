@@ -7,12 +7,11 @@
 #include <sys/ptrace.h>
 #include <unistd.h>
 
-#include "tracer/inject/inject.h"
 #include "tracer/addrspace.h"
 #include "remote/ptrace_stop.h"
 #include "util/log.h"
 
-void engine_resume(struct thread *t, int sig)
+void control_resume(struct thread *t, int sig)
 {
     /* a thread killed meanwhile is no error: its exit comes with the next wait */
     ptrace_resume(t->tid, RESUME_CONTINUE, sig);
@@ -20,29 +19,32 @@ void engine_resume(struct thread *t, int sig)
 
 /* PTRACE_EVENT_STOP: a new thread's first stop, or a group-stop (job control). A group-stop is
  * parked with PTRACE_LISTEN so the thread stays stopped until SIGCONT, as it would untraced. */
-static void on_event_stop(struct session *s, struct thread *t, const struct ptrace_stop *stop)
+static void on_event_stop(struct session *s, struct thread *t, const struct ptrace_stop *stop,
+                          uint64_t now)
 {
     if (!t->started && s->detaching) {
         t->started = true;
-        t->held = true; /* born while calltrace leaves: it goes with the others */
+        t->hold.held = true; /* born while calltrace leaves: it goes with the others */
         return;
     }
     if (!t->started) {
         t->started = true;
+        const struct tracer_backend *b = t->proc->backend;
         if (t->proc->untouched && !t->proc->unfollowed)
-            engine_trace_untouched(s, t);
-        else if (s->inject && !t->proc->unfollowed)
-            inject_thread_start(s, t);
+            control_trace_untouched(s, t, now);
+        else if (!t->proc->unfollowed && b->thread_start &&
+                 b->thread_start(s, t) == START_TO_BREAKPOINTS)
+            control_trace_with_breakpoints(s, t, now);
         /* An unfollowed fork child goes now; a vfork child shares its parent's breakpoints and
          * is held, silently, until it execs or exits. */
         if (t->proc->unfollowed && t->proc->as->refs == 1)
-            engine_release(s, t);
+            control_release(s, t);
         else
-            engine_resume(t, 0);
+            control_resume(t, 0);
         return;
     }
     if (stop->kind != STOP_GROUP) {
-        engine_resume(t, 0);
+        control_resume(t, 0);
         return;
     }
     ptrace_resume(t->tid, RESUME_LISTEN, 0);
@@ -53,7 +55,7 @@ static void on_event_stop(struct session *s, struct thread *t, const struct ptra
 }
 
 /* A stop from a tid nobody reported yet: a new thread or child whose creator's event has not
- * been seen. It waits, stopped, until engine_on_new_child adopts it. */
+ * been seen. It waits, stopped, until control_on_new_child adopts it. */
 static void park_unknown(struct session *s, const struct ptrace_stop *stop)
 {
     if (!ptrace_stop_stopped(stop))
@@ -61,41 +63,49 @@ static void park_unknown(struct session *s, const struct ptrace_stop *stop)
     struct thread *t = thread_new(s, NULL, stop->tid);
     if (!t)
         return;
-    t->pending_first = true;
-    t->pending_status = stop->status;
+    t->hold.pending_first = true;
+    t->hold.pending_status = stop->status;
 }
 
 /* A ptrace event stop of t: clone, fork, vfork, exec, exit, vfork-done. */
-static void on_event(struct session *s, struct thread *t, int event)
+static void on_event(struct session *s, struct thread *t, int event, uint64_t now)
 {
     switch (event) {
     case PTRACE_EVENT_CLONE:
     case PTRACE_EVENT_FORK:
     case PTRACE_EVENT_VFORK:
-        engine_on_new_child(s, t, event);
+        control_on_new_child(s, t, event, now);
         break;
     case PTRACE_EVENT_EXEC:
-        engine_on_exec(s, t);
+        control_on_exec(s, t, now);
         break;
     case PTRACE_EVENT_EXIT: /* attached: its end follows (a leader's only with the last thread) */
         t->exiting = true;
-        engine_resume(t, 0);
+        control_resume(t, 0);
         break;
     case PTRACE_EVENT_VFORK_DONE:
-        if (s->inject)
-            inject_on_vfork_done(s, t);
-        engine_resume(t, 0);
+        if (t->proc->backend->on_vfork_done)
+            t->proc->backend->on_vfork_done(s, t);
+        control_resume(t, 0);
         break;
     default:
-        engine_resume(t, 0);
+        control_resume(t, 0);
         break;
     }
 }
 
-static void dispatch_stop(struct session *s, const struct ptrace_stop *stop)
+/* A SIGTRAP: one of calltrace's breakpoints, or the program's own, which it gets back. */
+static void on_trap(struct session *s, struct thread *t, uint64_t now)
+{
+    int sig = t->proc->backend->on_trap(s, t, now);
+    if (sig >= 0)
+        control_resume(t, sig);
+}
+
+static void dispatch_stop(struct session *s, const struct ptrace_stop *stop, uint64_t now)
 {
     struct thread *t = thread_find(s, stop->tid);
-    if (!t || t->pending_first) {
+    if (!t || t->hold.pending_first) {
         if (!t)
             park_unknown(s, stop);
         return;
@@ -103,31 +113,31 @@ static void dispatch_stop(struct session *s, const struct ptrace_stop *stop)
     switch (stop->kind) {
     case STOP_EXITED:
     case STOP_KILLED:
-        engine_on_exit(s, t, stop->status);
+        control_on_exit(s, t, stop->status, now);
         break;
     case STOP_TRAP:
-        engine_on_trap(s, t);
+        on_trap(s, t, now);
         break;
     case STOP_SIGNAL:
-        engine_resume(t, stop->sig);
+        control_resume(t, stop->sig);
         break;
     case STOP_GROUP:
     case STOP_INTERRUPT:
-        on_event_stop(s, t, stop);
+        on_event_stop(s, t, stop, now);
         break;
     case STOP_EVENT:
-        on_event(s, t, stop->event);
+        on_event(s, t, stop->event, now);
         break;
     case STOP_CONTINUED:
         break;
     }
 }
 
-void engine_handle_stop(struct session *s, pid_t tid, int status)
+void control_handle_stop(struct session *s, pid_t tid, int status, uint64_t now)
 {
     struct ptrace_stop stop;
     ptrace_stop_classify(tid, status, &stop);
-    dispatch_stop(s, &stop);
+    dispatch_stop(s, &stop, now);
 }
 
 static void kill_all(struct session *s)
@@ -150,8 +160,9 @@ static void kill_all(struct session *s)
 /* Returns like ptrace_stop_wait, interrupted by calltrace's stop signal. */
 static int wait_for_stop(struct session *s, struct ptrace_stop *stop)
 {
-    if (s->inject && inject_has_rings(s))
-        return inject_wait(s, stop);
+    int got;
+    if (s->backend->wait_stop && s->backend->wait_stop(s, stop, &got))
+        return got; /* it drained the rings meanwhile */
     if (s->spin_ticks) {
         uint64_t start = clock_ticks(s->clock);
         do {
@@ -172,7 +183,7 @@ static uint64_t spin_ticks(const struct clock_calibration *clock)
     return (uint64_t)(SPIN_NS / clock->ns_per_tick);
 }
 
-int engine_run(struct session *s, pid_t pid)
+int control_run(struct session *s, pid_t pid)
 {
     struct process *p = process_new(s, pid, getpid());
     struct thread *t = p ? thread_new(s, p, pid) : NULL;
@@ -183,10 +194,11 @@ int engine_run(struct session *s, pid_t pid)
     }
     t->started = true; /* seized while running: its first stop is the exec */
     s->main_pid = pid;
-    return engine_loop(s);
+    s->on_hook = control_on_hook;
+    return control_loop(s);
 }
 
-int engine_loop(struct session *s)
+int control_loop(struct session *s)
 {
     s->spin_ticks = spin_ticks(s->clock);
     while (s->live_processes > 0) {
@@ -196,7 +208,7 @@ int engine_loop(struct session *s)
             kill_all(s);
         struct ptrace_stop stop;
         int got = wait_for_stop(s, &stop);
-        s->now = clock_ticks(s->clock);
+        uint64_t now = clock_ticks(s->clock);
         if (got < 0) {
             if (errno == EINTR)
                 continue;
@@ -205,18 +217,18 @@ int engine_loop(struct session *s)
             err_msg("waitpid: %s", strerror(errno));
             break;
         }
-        dispatch_stop(s, &stop);
-        recorder_tick(s->rec, s->now);
+        dispatch_stop(s, &stop, now);
+        recorder_tick(s->rec, now);
     }
     return 0;
 }
 
-void engine_finish(struct session *s)
+void control_finish(struct session *s)
 {
-    if (s->inject) {
-        inject_drain(s, true);
-        s->now = clock_ticks(s->clock); /* after the events just drained: see engine_detach */
-    }
+    if (s->backend->drain)
+        s->backend->drain(s, true);
+    /* after the events just drained: see control_detach */
+    uint64_t now = clock_ticks(s->clock);
     for (;;) {
         struct process *p = NULL;
         ADDR_MAP_FOREACH(&s->processes, slot)
@@ -226,8 +238,8 @@ void engine_finish(struct session *s)
         }
         if (!p)
             break;
-        engine_end_threads(s, p, NULL);
-        rec_process_end(s->rec, p->pid, 0, s->now);
+        control_end_threads(s, p, NULL, now);
+        rec_process_end(s->rec, p->pid, 0, now);
         process_forget(s, p);
     }
 }

@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#include "control/session.h"
+#include "tracer/tracee.h"
 
 /* The plans of the functions traced so far, and the images' DWARF they came from. */
 struct capture_state;

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "control/session.h"
+#include "tracer/tracee.h"
 #include "remote/target.h"
 #include "tracer/addrspace.h"
 

@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 
-#include "control/session.h"
+#include "tracer/tracee.h"
 
 uint64_t stack_region(struct thread *t, uint64_t sp);
 

@@ -16,7 +16,7 @@
 
 #include <unistd.h>
 
-#include "control/session.h"
+#include "tracer/tracee.h"
 #include "fuzz.h"
 #include "record/writer.h"
 #include "tracer/inject/inject.h"

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "control/session.h"
+#include "tracer/tracee.h"
 #include "record/reader.h"
 #include "record/writer.h"
 #include "tracer/inject/inject.h"

@@ -111,7 +111,7 @@ static int insert_entry(struct session *s, struct process *p, pid_t tid, uint32_
     const char *why = NULL;
     if (place_out_of_line(p, tid, s->decoder, code, avail, addr, chunk_hint, &bp, &why) < 0) {
         dbg(DBG_PROBE, 1, "skipping %s: %s", name, why);
-        s->skipped_functions++;
+        s->stats.skipped_functions++;
         return 0;
     }
     bp.func = s->next_func_id++;
@@ -241,7 +241,7 @@ struct breakpoint *probe_return_site(struct session *s, struct process *p, pid_t
         why = "cannot write the breakpoint";
     }
     dbg(DBG_PROBE, 1, "cannot catch returns at %#llx: %s", (unsigned long long)addr, why);
-    s->uncatchable_returns++;
+    s->stats.uncatchable_returns++;
     bp->kinds = 0;
     return bp;
 }

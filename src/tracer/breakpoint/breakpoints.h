@@ -5,9 +5,19 @@
 
 #include <stdint.h>
 
-#include "control/session.h"
+#include "tracer/tracee.h"
 #include "tracer/addrspace.h"
 #include "symbols/elf_image.h"
+
+struct tracer_backend;
+
+/* The breakpoint backend's table (breakpoint_backend.c). */
+extern const struct tracer_backend breakpoint_backend;
+
+/* A SIGTRAP stop of t, at now (trap.c): one of calltrace's breakpoints, handled (its entry or
+ * return recorded, rip past it), or a trap of the program's own. Returns the signal to resume
+ * t with, or -1 when t cannot be read (gone). */
+int breakpoint_on_trap(struct session *s, struct thread *t, uint64_t now);
 
 /* Puts a breakpoint on every traced function of image, loaded at bias in p (stopped thread tid
  * serves remote calls). Assigns function ids and records them. Returns the number of functions

@@ -9,7 +9,7 @@
 #ifndef CALLTRACE_TRACER_BREAKPOINT_SIGTRAP_GUARD_H
 #define CALLTRACE_TRACER_BREAKPOINT_SIGTRAP_GUARD_H
 
-#include "control/session.h"
+#include "tracer/tracee.h"
 
 /* The program's own SIGTRAP is about to be delivered to t: remember its disposition. */
 void sigtrap_guard_learn(struct thread *t);

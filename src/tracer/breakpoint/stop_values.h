@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "arch/x86_64/machine.h"
-#include "control/session.h"
+#include "tracer/tracee.h"
 
 /* Thread t stopped at the entry of function func, with registers regs. */
 void capture_at_entry(struct session *s, struct thread *t, uint32_t func, const arch_regs *regs);

@@ -5,11 +5,10 @@
 
 #include "arch/x86_64/machine.h"
 #include "tracer/arg_capture.h"
-#include "control/control.h"
+#include "tracer/backend.h"
 #include "tracer/breakpoint/sigtrap_guard.h"
 #include "tracer/breakpoint/stop_values.h"
 #include "tracer/stack_region.h"
-#include "tracer/inject/inject.h"
 #include "tracer/addrspace.h"
 #include "tracer/breakpoint/breakpoints.h"
 #include "remote/memory.h"
@@ -26,68 +25,67 @@ static bool trap_is_breakpoint(pid_t tid)
 }
 
 static void on_entry(struct session *s, struct thread *t, const struct breakpoint *bp,
-                     const arch_regs *regs)
+                     const arch_regs *regs, uint64_t now)
 {
     uint64_t sp = arch_sp(regs);
     struct process *p = t->proc;
     uint64_t ret = 0;
     if (mem_read(p->mem_fd, sp, &ret, sizeof(ret)) < 0)
         return;
-    /* Under the inject engine, the function may have been tail-called from a patched one. */
-    bool hooked = s->inject && inject_hooked_return(s, t, sp, &ret);
+    /* Under the inject backend, the function may have been tail-called from a patched one. */
+    bool hooked = p->backend->hooked_return && p->backend->hooked_return(s, t, sp, &ret);
     struct frame call = {.entry_sp = sp,
                          .ret_addr = ret,
                          .region = stack_region(t, sp),
-                         .ticks = s->now,
+                         .ticks = now,
                          .func = bp->func};
     if (bp->loop_head && frames_is_reentry(&t->stack, &call))
         return; /* the loop went round, nobody called */
-    struct frame_end_ctx ctx = {s, t, NULL};
+    struct frame_end_ctx ctx = {s, t, NULL, now};
     if (frames_enter(&t->stack, &call, session_frame_end, &ctx) < 0)
         return;
-    rec_enter(s->rec, p->pid, t->tid, bp->func, s->now);
+    rec_enter(s->rec, p->pid, t->tid, bp->func, now);
     if (s->capture)
         capture_at_entry(s, t, bp->func, regs);
     if (!hooked)
         probe_return_site(s, p, t->tid, ret);
 }
 
-void engine_on_trap(struct session *s, struct thread *t)
+int breakpoint_on_trap(struct session *s, struct thread *t, uint64_t now)
 {
     arch_regs regs;
     if (ptrace(PTRACE_GETREGS, t->tid, 0, &regs) < 0)
-        return;
+        return -1;
     /* the breakpoint ran: the program counter is just past it */
     const struct breakpoint *bp = breakpoint_at(t->proc->as, arch_pc(&regs) - ARCH_BREAKPOINT_LEN);
     if (!bp || !bp->kinds || !trap_is_breakpoint(t->tid)) {
         sigtrap_guard_learn(t);
-        engine_resume(t, SIGTRAP);
-        return;
+        return SIGTRAP;
     }
     sigtrap_guard_check(t);
-    if (s->inject) /* its calls through the trampolines come first: it made them first */
-        inject_drain_thread(s, t);
+    /* its calls caught otherwise (the inject backend's rings) come first: it made them first */
+    if (t->proc->backend->before_trap)
+        t->proc->backend->before_trap(s, t);
     if (t->proc->unfollowed) { /* a vfork child of --no-follow: run through, record nothing */
         ptrace(PTRACE_POKEUSER, t->tid, ARCH_PC_USER_OFFSET, bp->resume);
-        engine_resume(t, 0);
-        return;
+        return 0;
     }
     struct breakpoint hook;
     if (bp->kinds & BP_HOOK) {
         hook = *bp;
-        engine_on_hook(s, t, hook.addr); /* may add and forget breakpoints */
+        s->on_hook(s, t, hook.addr, now); /* may add and forget breakpoints */
         bp = breakpoint_at(t->proc->as, hook.addr);
         if (!bp)
             bp = &hook;
     }
     if (bp->kinds & BP_RETURN) {
-        struct frame_end_ctx ctx = {s, t, &regs};
+        struct frame_end_ctx ctx = {s, t, &regs, now};
         frames_return(&t->stack, bp->addr, arch_sp(&regs), session_frame_end, &ctx);
     }
     uint64_t resume = bp->resume;
     if (bp->kinds & BP_ENTRY)
-        on_entry(s, t, bp, &regs); /* may add breakpoints: bp can move */
+        on_entry(s, t, bp, &regs, now); /* may add breakpoints: bp can move */
     /* Only the program counter changes: one word instead of the whole register set. */
     ptrace(PTRACE_POKEUSER, t->tid, ARCH_PC_USER_OFFSET, resume);
-    engine_resume(t, 0);
+    return 0;
 }

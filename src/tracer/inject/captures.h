@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "control/session.h"
+#include "tracer/tracee.h"
 
 /* For the functions ids[0..n) (their plans built): writes the tables of those with a plan into
  * p, near code (through the stopped thread via), and fills tables[i] with the table's address

@@ -72,10 +72,9 @@ static void on_event(struct session *s, struct thread *t, const struct inject_sp
     uint32_t func = ev->func & INJECT_EVENT_FUNC;
     if (func < sp->first_func || func >= sp->end_func)
         return; /* the program wrote over its ring: ignore what makes no sense */
-    s->now = ev->tsc;
     uint64_t ret = real_return(t, sp, ev);
     if (ev->func & INJECT_EVENT_EXIT) {
-        struct retval_end r = {{s, t, NULL}, func, false};
+        struct retval_end r = {{s, t, NULL, ev->tsc}, func, false};
         r.pending = s->capture && captures_returned(s, t, func, data, len);
         /* a tail-called function: the chain ends with the exit of the call it came from,
          * whose return value is to be recorded too (the ptrace engine sees one return) */
@@ -90,7 +89,7 @@ static void on_event(struct session *s, struct thread *t, const struct inject_sp
             captures_forget_kept(s);
         return;
     }
-    struct frame_end_ctx ctx = {s, t, NULL};
+    struct frame_end_ctx ctx = {s, t, NULL, ev->tsc};
     struct frame call = {.entry_sp = ev->slot,
                          .ret_addr = ret,
                          .region = stack_region(t, ev->slot),
@@ -250,7 +249,7 @@ static void drain_slot(struct session *s, struct inject_space *sp, int slot, str
         return;
     }
     const struct ring_view rv = space_ring_view(sp, ctl);
-    uint64_t saved_now = s->now, since_publish = 0;
+    uint64_t since_publish = 0;
     if (s->capture && !s->inject->record)
         s->inject->record = malloc(INJECT_RECORD_MAX);
     uint8_t *data = s->inject->record;
@@ -284,7 +283,6 @@ static void drain_slot(struct session *s, struct inject_space *sp, int slot, str
         if (since_publish % TAIL_PUBLISH_EVENTS == 0)
             publish_tail(sp, ctl, tail + size);
     }
-    s->now = saved_now;
     publish_tail(sp, ctl, tail);
 }
 

@@ -1,9 +1,9 @@
-/* The inject engine (--engine=inject): calltrace keeps ptrace for control only (exec, clone,
+/* The inject backend (--engine=inject): calltrace keeps ptrace for control only (exec, clone,
  * fork, exits, signals) and records calls inside the program. Each traced function's entry is
  * patched with a jump to a trampoline (arch/x86_64/inject_tramp.h) that writes entry and exit
  * events, with rdtsc, into a per-thread ring in memory shared with calltrace; calltrace drains
  * the rings into the same recorder, through the same shadow-stack rules (tracer/frames.h), as
- * the ptrace engine. No ptrace stop per call.
+ * the breakpoint backend. No ptrace stop per call.
  *
  *   calltrace                                     program
  *   memfd ── mapped ── region: header | slot 0 | slot 1 | ...   (mapped too, via
@@ -15,20 +15,20 @@
  *
  * -l: each library the dynamic linker maps gets a code region near it with its own copy of the
  * blob, and its entries patched (library.c); control/libraries.c follows the dynamic linker for
- * both engines.
+ * both backends.
  *
- * Attached (-p, attach.c), it patches with every thread stopped; detaching restores every
+ * Attached (-p, running_threads.c), it patches with every thread stopped; detaching restores every
  * entry and hooked return address. The shadow stacks are private to the program, so a child it
  * forks after calltrace died never returns through its parent's entries.
  *
- * What it does not do falls back or is said: forked children are traced by the ptrace engine
+ * What it does not do falls back or is said: forked children are traced by the breakpoints
  * until they exec (one line), functions it cannot patch safely (too short, a loop head at the
- * entry, a branch into the bytes the jump covers, an unrelocatable prologue) get the ptrace
- * engine's breakpoints (-v says which and why; their stops come after the thread's ring is
+ * entry, a branch into the bytes the jump covers, an unrelocatable prologue) get
+ * breakpoints (-v says which and why; their stops come after the thread's ring is
  * drained, so both kinds of calls nest in one stack), IFUNC implementations without a symbol
- * too, programs it cannot handle (static, not glibc, swapcontext) are traced by the ptrace
- * engine instead. C++ exceptions, thread cancellation and backtrace() cross hooked frames with
- * a stop where the unwinder starts and ends (tracer/inject/unwind.h). */
+ * too, programs it cannot handle (static, not glibc, swapcontext) are traced by the
+ * breakpoint backend instead. C++ exceptions, thread cancellation and backtrace() cross hooked
+ * frames with a stop where the unwinder starts and ends (tracer/inject/unwind.h). */
 #ifndef CALLTRACE_TRACER_INJECT_INJECT_H
 #define CALLTRACE_TRACER_INJECT_INJECT_H
 
@@ -37,7 +37,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "control/session.h"
+#include "tracer/backend.h"
+#include "tracer/tracee.h"
 #include "symbols/elf_image.h"
 
 #define INJECT_BUFFER_DEFAULT (8u << 20)
@@ -45,15 +46,14 @@
 #define INJECT_BUFFER_MAX (1u << 30)
 
 struct inject_engine {
-    struct addr_map spaces;      /* pid -> struct inject_space */
-    struct addr_map forks;       /* child pid -> struct inject_fork_copy, until it is released */
-    struct addr_map shared_tls;  /* threads cloned without CLONE_SETTLS, until their first stop */
-    struct addr_map ptrace_only; /* forked processes the ptrace engine traces, until they exec */
-    size_t ring_size;            /* per thread, a power of two */
-    uint64_t drops;              /* calls not recorded, from spaces already gone */
-    uint64_t lost_returns;       /* returns not recorded, from spaces already gone */
-    uint64_t corrupt_slots;      /* rings whose indexes made no sense: no longer read */
-    uint64_t tick_step;          /* ticks in a nanosecond, rounded up; 0 until needed */
+    struct addr_map spaces;     /* pid -> struct inject_space */
+    struct addr_map forks;      /* child pid -> struct inject_fork_copy, until it is released */
+    struct addr_map shared_tls; /* threads cloned without CLONE_SETTLS, until their first stop */
+    size_t ring_size;           /* per thread, a power of two */
+    uint64_t drops;             /* calls not recorded, from spaces already gone */
+    uint64_t lost_returns;      /* returns not recorded, from spaces already gone */
+    uint64_t corrupt_slots;     /* rings whose indexes made no sense: no longer read */
+    uint64_t tick_step;         /* ticks in a nanosecond, rounded up; 0 until needed */
     struct addr_map capture_tables; /* func id + 1 -> its capture table (-A/-R), as placed */
     struct values_buf *values;      /* the record being decoded from a ring (-A/-R) */
     uint8_t *record;                /* a ring record with data, copied out of the ring */
@@ -64,6 +64,10 @@ struct inject_engine {
     bool children_noted;
     bool general_drain_only; /* tests: every event through on_event, none through drain_common */
 };
+
+/* The inject backend's table (inject_backend.c); its state, struct inject_engine, is the
+ * session's inject. */
+extern const struct tracer_backend inject_backend;
 
 /* NULL and a message when out of memory. ring_size: --buffer-size, rounded up to a power of 2. */
 struct inject_engine *inject_engine_new(size_t ring_size);
@@ -86,12 +90,6 @@ long inject_trace_library(struct session *s, struct process *p, pid_t via,
                           const struct elf_image *image, uint64_t bias);
 /* -l: the library in [lo, hi) of p was unloaded: drains the rings, then forgets its patches. */
 void inject_forget_library(struct session *s, struct process *p, uint64_t lo, uint64_t hi);
-/* An IFUNC's implementation, to trace under name; done once traced. */
-struct ifunc_impl {
-    uint64_t impl;
-    char *name;
-    bool done;
-};
 /* -l: patches, under their IFUNC's name, the implementations impls[0..n) that the symbols of the
  * library loaded at bias give an extent to (the others are left for breakpoints), as part of
  * image image_id. Returns the number traced. */
@@ -123,19 +121,20 @@ bool inject_hooked_return(const struct session *s, const struct thread *t, uint6
 struct ptrace_stop;
 int inject_wait(struct session *s, struct ptrace_stop *stop);
 
-/* A new thread's first stop: gives it a control block. */
-void inject_thread_start(struct session *s, struct thread *t);
+/* A new thread's first stop: gives it a control block. A forked child's first thread gets its
+ * patches out and its rings private instead: START_TO_BREAKPOINTS. */
+enum start_verdict inject_thread_start(struct session *s, struct thread *t);
 /* A new child process of parent. A forked child gets its patches out and its rings private at
- * its first stop, and is traced by the ptrace engine (or released untraced with --no-follow,
+ * its first stop, and is traced by the breakpoints (or released untraced with --no-follow,
  * see inject_release_child); a vfork child's calls, made on its parent's thread control
  * block, are counted but not recorded until vfork_done; an exec gives either its own rings.
- * Returns true when the child must run untraced (a CLONE_VM process that is not a vfork). */
-bool inject_on_fork(struct session *s, struct thread *parent, pid_t child, bool is_vfork,
-                    bool shares_memory);
+ * FORK_UNTRACED: the child must run untraced (a CLONE_VM process that is not a vfork). */
+enum fork_verdict inject_on_fork(struct session *s, struct thread *parent, pid_t child,
+                                 bool is_vfork, bool shares_memory);
 void inject_on_vfork_done(struct session *s, struct thread *parent);
-/* A forked child with nothing of calltrace in its memory (struct process: untouched), at its
- * first stop: the ptrace engine traces it, until it execs, as any forked child. */
-void inject_on_untouched_child(struct session *s, struct process *p);
+/* A forked child (its patches out, or nothing of calltrace ever in its memory) goes to the
+ * breakpoints until it execs: said once. */
+void inject_on_handover(struct session *s, struct process *p);
 /* A new thread, with the flags of its clone. */
 void inject_on_clone(struct session *s, pid_t tid, unsigned long flags);
 /* What a forked child needs from its parent's region until its first stop (threads.c). */
@@ -145,16 +144,16 @@ void inject_fork_copy_free(struct inject_fork_copy *c);
 /* Before calltrace lets go of a child process: its patches out, its rings its own. */
 void inject_release_child(struct session *s, struct process *p, pid_t tid);
 
-/* Does the inject engine trace p (rather than the ptrace engine)? */
+/* Does the inject engine trace p (rather than the breakpoints)? */
 bool inject_traces(const struct session *s, const struct process *p);
 /* A library was loaded at bias in p (stopped thread tid): breakpoints where its unwinder starts
  * and ends a walk of the stack, if it has one (tracer/inject/unwind.h). */
 void inject_on_library(struct session *s, struct process *p, pid_t tid, const char *path,
                        uint64_t bias);
-/* A BP_HOOK breakpoint at addr was hit by t: true when it was one of inject_on_library's. */
-bool inject_on_hook(struct session *s, struct thread *t, uint64_t addr);
+/* A BP_HOOK breakpoint at addr was hit by t at now: true when it was one of inject_on_library's. */
+bool inject_on_hook(struct session *s, struct thread *t, uint64_t addr, uint64_t now);
 
-/* What goes to the ptrace engine instead (everything is still traced, only slower): said on
+/* What goes to the breakpoints instead (everything is still traced, only slower): said on
  * stderr, but not with -q (then only with -v). */
 void inject_note(const struct session *s, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

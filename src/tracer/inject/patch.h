@@ -4,7 +4,7 @@
 
 #include <stdint.h>
 
-#include "control/session.h"
+#include "tracer/tracee.h"
 #include "tracer/inject/space.h"
 #include "symbols/elf_image.h"
 

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "control/session.h"
+#include "tracer/tracee.h"
 
 /* Every address in [lo, hi) at which a thread of p (all stopped) may resume: its rip, the
  * rip an interrupted system call restarts at, and the code addresses on its stack near its

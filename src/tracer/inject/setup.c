@@ -37,8 +37,7 @@ struct inject_engine *inject_engine_new(size_t ring_size)
 {
     struct inject_engine *e = calloc(1, sizeof(*e));
     if (!e || addr_map_init(&e->spaces, 16) < 0 || addr_map_init(&e->forks, 16) < 0 ||
-        addr_map_init(&e->shared_tls, 16) < 0 || addr_map_init(&e->ptrace_only, 16) < 0 ||
-        addr_map_init(&e->capture_tables, 64) < 0) {
+        addr_map_init(&e->shared_tls, 16) < 0 || addr_map_init(&e->capture_tables, 64) < 0) {
         free(e);
         return NULL;
     }
@@ -57,7 +56,6 @@ void inject_engine_free(struct inject_engine *e)
     addr_map_free(&e->spaces);
     addr_map_free(&e->forks);
     addr_map_free(&e->shared_tls);
-    addr_map_free(&e->ptrace_only);
     captures_free(e);
     free(e);
 }
@@ -103,10 +101,6 @@ long inject_trace_image(struct session *s, struct process *p, pid_t via,
 {
     struct inject_engine *e = s->inject;
     forget_space(e, p->pid);
-    if (addr_map_get(&e->ptrace_only, (uint64_t)p->pid)) {
-        addr_map_del(&e->ptrace_only, (uint64_t)p->pid); /* until it execs */
-        return -1;
-    }
     const char *why = inject_image_unsupported(image->path);
     if (why) {
         inject_note(s, "inject engine: %s: %s; it is traced by the ptrace engine", image->path,

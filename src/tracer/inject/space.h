@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "control/session.h"
+#include "tracer/tracee.h"
 #include "tracer/inject/inject.h"
 #include "tracer/inject/ring_reader.h"
 #include "tracer/inject/unwind.h"

@@ -1,6 +1,6 @@
-/* Threads and child processes under the inject engine: every thread gets its own control block
- * before it runs; a child process gets its patches taken out and its rings made its own, then
- * runs untraced (not supported yet, said once). */
+/* Threads and child processes under the inject backend: every thread gets its own control
+ * block before it runs; a forked child gets its patches taken out and its rings made its own,
+ * then the breakpoints trace it until it execs (said once). */
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
@@ -12,7 +12,6 @@
 
 #include "arch/x86_64/inject_tramp.h"
 #include "arch/x86_64/machine.h"
-#include "control/control.h"
 #include "tracer/inject/inject.h"
 #include "tracer/inject/space.h"
 #include "tracer/inject/unwind.h"
@@ -78,17 +77,17 @@ static void note_children(struct session *s, pid_t child)
                 (int)child);
 }
 
-void inject_on_untouched_child(struct session *s, struct process *p)
+void inject_on_handover(struct session *s, struct process *p)
 {
     note_children(s, p->pid);
-    addr_map_put(&s->inject->ptrace_only, (uint64_t)p->pid, (void *)1);
 }
 
-/* A forked child, at its first stop: its copy of the patches and rings goes, and the ptrace
- * engine traces it (until it execs: its new image gets rings). The calls it inherited, hooked
- * in its parent, get their real return addresses back (an exception in the child unwinds
- * through them), unseen: they end when the child does, as inherited calls do. */
-static void fork_child_to_ptrace(struct session *s, struct thread *t, struct inject_fork_copy *c)
+/* A forked child, at its first stop: its copy of the patches and rings goes, and the
+ * breakpoints trace it (until it execs: its new image gets rings). The calls it inherited,
+ * hooked in its parent, get their real return addresses back (an exception in the child
+ * unwinds through them), unseen: they end when the child does, as inherited calls do. */
+static enum start_verdict fork_child_out(struct session *s, struct thread *t,
+                                         struct inject_fork_copy *c)
 {
     struct process *p = t->proc;
     addr_map_del(&s->inject->forks, (uint64_t)p->pid);
@@ -100,29 +99,25 @@ static void fork_child_to_ptrace(struct session *s, struct thread *t, struct inj
     if (rc < 0) {
         err_msg("inject engine: process %d: cannot take calltrace out of it: %s", (int)p->pid,
                 strerror(errno));
-        return;
+        return START_TRACED;
     }
-    inject_on_untouched_child(s, p);
-    engine_relearn_libraries(p->as); /* their patches went too: breakpoints now */
-    engine_trace_executable(s, p, t->tid, false);
+    return START_TO_BREAKPOINTS; /* its libraries' patches went too: breakpoints now */
 }
 
-void inject_thread_start(struct session *s, struct thread *t)
+enum start_verdict inject_thread_start(struct session *s, struct thread *t)
 {
     struct inject_fork_copy *c = addr_map_get(&s->inject->forks, (uint64_t)t->proc->pid);
-    if (c && t->tid == t->proc->pid) {
-        fork_child_to_ptrace(s, t, c);
-        return;
-    }
+    if (c && t->tid == t->proc->pid)
+        return fork_child_out(s, t, c);
     struct inject_space *sp = space_of(s, t->proc->pid);
     if (!sp || t->tid == sp->pid)
-        return;
+        return START_TRACED;
     arch_regs regs;
     if (ptrace(PTRACE_GETREGS, t->tid, 0, &regs) < 0 ||
         !is_glibc_tcb(t->proc, arch_tls_base(&regs))) {
         dbg(DBG_INJECT, 1, "thread %d: no glibc thread control block: its calls are not recorded",
             (int)t->tid);
-        return;
+        return START_TRACED;
     }
     if (addr_map_get(&s->inject->shared_tls, (uint64_t)t->tid)) {
         addr_map_del(&s->inject->shared_tls, (uint64_t)t->tid);
@@ -130,9 +125,10 @@ void inject_thread_start(struct session *s, struct thread *t)
                 "own (clone without CLONE_SETTLS): its calls may be mixed up with its creator's; "
                 "use --engine=ptrace",
                 (int)t->tid);
-        return;
+        return START_TRACED;
     }
     inject_bind_slot(s, sp, t, space_slot_take(sp, t->tid), arch_tls_base(&regs), t->tid);
+    return START_TRACED;
 }
 
 void inject_bind_slot(struct session *s, struct inject_space *sp, struct thread *t, int slot,
@@ -212,23 +208,23 @@ static void copy_for_fork(struct session *s, struct inject_space *sp, int slot, 
     }
 }
 
-bool inject_on_fork(struct session *s, struct thread *parent, pid_t child, bool is_vfork,
-                    bool shares_memory)
+enum fork_verdict inject_on_fork(struct session *s, struct thread *parent, pid_t child,
+                                 bool is_vfork, bool shares_memory)
 {
     struct inject_space *sp = space_of(s, parent->proc->pid);
     if (!sp)
-        return false;
+        return FORK_FOLLOWED;
     uint64_t tcb_at = 0;
     int slot = slot_of_stopped(sp, parent, &tcb_at);
     if (!shares_memory) { /* see inject_thread_start and inject_release_child */
         copy_for_fork(s, sp, slot, child);
-        return false;
+        return FORK_FOLLOWED;
     }
     if (!is_vfork) {
         err_msg("inject engine: process %d shares the memory of process %d (clone with "
                 "CLONE_VM): its calls may be recorded as its parent's; use --engine=ptrace",
                 (int)child, (int)parent->proc->pid);
-        return true;
+        return FORK_UNTRACED;
     }
     /* The child runs on the parent's memory and thread control block until it execs or exits,
      * the parent stopped meanwhile: the thread control block points to a block of the child's
@@ -239,13 +235,13 @@ bool inject_on_fork(struct session *s, struct thread *parent, pid_t child, bool 
     if (lent >= 0 && mem_write(parent->proc->mem_fd, tcb_at, &ctl, sizeof(ctl)) == 0) {
         sp->slot_lender[lent] = parent->tid;
         sp->slot_fs[lent] = tcb_at;
-        return false;
+        return FORK_FOLLOWED;
     }
     if (lent >= 0)
         space_slot_release(s->inject, sp, lent);
     if (slot >= 0)
         space_ctl(sp, slot)[CTL_BUSY] = 2;
-    return false;
+    return FORK_FOLLOWED;
 }
 
 void inject_on_clone(struct session *s, pid_t tid, unsigned long flags)

@@ -177,12 +177,12 @@ void inject_unhook_inherited(struct process *p, pid_t tid, const struct exit_set
 
 /* Writes the exit event of e into the stopped thread's ring, as blob_exit would have. */
 static void write_exit(struct session *s, struct inject_space *sp, const struct shadow_view *v,
-                       const struct shadow_entry *e)
+                       const struct shadow_entry *e, uint64_t now)
 {
     struct ring_view rv = space_ring_view(sp, v->ctl);
     if (ring_is_full(&rv))
         inject_drain(s, false);
-    struct inject_event ev = {.tsc = s->now,
+    struct inject_event ev = {.tsc = now,
                               .slot = e->slot,
                               .ret = e->ret,
                               .func = (uint32_t)e->func | INJECT_EVENT_EXIT};
@@ -195,9 +195,9 @@ static void write_exit(struct session *s, struct inject_space *sp, const struct 
  * trampoline again. Except that when reached is the return address of the outermost call gone,
  * with its stack pointer (a handler whose landing pad follows a call that never returns
  * normally, a traced function that tail-called _Unwind_Backtrace), the ptrace engine sees that
- * call return there, and so must this one. */
+ * call return there, and so must this one. now: the stop's ticks, the exit's time. */
 static void rehook_returns(struct session *s, struct process *p, struct inject_space *sp,
-                           struct shadow_view *v, uint64_t live_sp, uint64_t reached)
+                           struct shadow_view *v, uint64_t live_sp, uint64_t reached, uint64_t now)
 {
     size_t depth = v->depth;
     while (depth > 0 && v->base[depth - 1].slot < live_sp)
@@ -205,7 +205,7 @@ static void rehook_returns(struct session *s, struct process *p, struct inject_s
     if (depth != v->depth) {
         const struct shadow_entry *outermost = &v->base[depth];
         if (reached && outermost->ret == reached && outermost->slot + 8 == live_sp)
-            write_exit(s, sp, v, outermost);
+            write_exit(s, sp, v, outermost, now);
         uint64_t top = v->remote_base + depth * SHADOW_ENTRY_SIZE;
         if (mem_write(p->mem_fd, v->remote + CTL_SHADOW_TOP - CTL_SIZE, &top, sizeof(top)) < 0)
             dbg(DBG_INJECT, 1, "process %d: cannot pop unwound calls: %s", (int)p->pid,
@@ -271,7 +271,7 @@ static uint64_t walk_return(const struct process *p, const struct inject_space *
     return exit_set_has(&hooks, ret) ? 0 : ret;
 }
 
-bool inject_on_hook(struct session *s, struct thread *t, uint64_t addr)
+bool inject_on_hook(struct session *s, struct thread *t, uint64_t addr, uint64_t now)
 {
     struct process *p = t->proc;
     struct inject_space *sp = space_of(s, p->pid);
@@ -302,14 +302,14 @@ bool inject_on_hook(struct session *s, struct thread *t, uint64_t addr)
         break;
     }
     case UNWIND_HOOK_WALK_DONE:
-        rehook_returns(s, p, sp, &v, arch_sp(&regs), addr);
+        rehook_returns(s, p, sp, &v, arch_sp(&regs), addr, now);
         need_resume_hooks(s, p, sp, &v, t->tid);
         break;
     case UNWIND_HOOK_CATCH: /* its return address is in the handler's frame */
         if (sp->slot_unwinding[v.slot])
             sp->slot_unwinding[v.slot]--;
         rehook_returns(s, p, sp, &v, arch_sp(&regs) + ARCH_RETURN_ADDR_SIZE,
-                       landing_pad(p, arch_int_arg(&regs, 0)));
+                       landing_pad(p, arch_int_arg(&regs, 0)), now);
         need_resume_hooks(s, p, sp, &v, t->tid);
         break;
     }

@@ -1,11 +1,13 @@
-/* The ptrace session: every traced process and thread, and what the engine knows of each.
+/* The tracing session: every traced process and thread, what the controller (control/) and the
+ * capture backends (tracer/breakpoint/, tracer/inject/) both know of each, and where calls go.
  *
- *   session ──> processes (by pid) ──> addrspace (shared by vfork/CLONE_VM children until
- *          │                              they exec; copied on fork): breakpoints, scratch
+ *   session ──> processes (by pid) ──> backend: how its calls are captured
+ *          │                       └─> addrspace (shared by vfork/CLONE_VM children until
+ *          │                           they exec; copied on fork): breakpoints, scratch
  *          └──> threads (by tid) ──> shadow stack of open calls
  */
-#ifndef CALLTRACE_CONTROL_SESSION_H
-#define CALLTRACE_CONTROL_SESSION_H
+#ifndef CALLTRACE_TRACER_TRACEE_H
+#define CALLTRACE_TRACER_TRACEE_H
 
 #include <capstone/capstone.h>
 #include <signal.h>
@@ -15,6 +17,7 @@
 #include <sys/user.h>
 
 #include "tracer/frames.h"
+#include "tracer/run_stats.h"
 #include "symbols/capture_plan.h"
 #include "symbols/func_filter.h"
 #include "record/clock.h"
@@ -24,6 +27,7 @@
 struct addrspace;
 struct capture_state;
 struct inject_engine;
+struct tracer_backend;
 
 /* The kernel's struct sigaction for rt_sigaction(2) on x86_64. */
 struct kernel_sigaction {
@@ -33,37 +37,57 @@ struct kernel_sigaction {
     uint64_t mask;
 };
 
+/* What of the command's options the tracing reads (the command owns them: cmd/record_options.h). */
+struct trace_options {
+    bool follow_forks;
+    const char *rank; /* MPI rank, shown in process names; NULL outside MPI */
+    struct func_filter filter;
+    const char *libs[FUNC_FILTER_MAX]; /* -l: globs on shared objects' names */
+    size_t nlibs;
+    struct capture_options capture; /* -A, -R, --string-max, --capture */
+    bool quiet; /* -q: no closing line, nor notes of what falls back to breakpoints */
+};
+
 struct process {
     pid_t pid;
     pid_t ppid;
     int mem_fd; /* /proc/PID/mem: one pread/pwrite per access, never PEEK/POKE loops */
     struct addrspace *as;
+    /* how its calls are captured: the run's backend; the breakpoints for an image the inject
+     * backend cannot trace, or for a forked child of an injected process until it execs */
+    const struct tracer_backend *backend;
     unsigned nthreads;
     bool exec_done;  /* the first exec happened: the image is the program, not calltrace */
     bool trap_watch; /* it has a SIGTRAP disposition of its own, see sigtrap_guard.h */
     bool unfollowed; /* --no-follow: recorded nothing, released at its first chance */
     /* forked before calltrace wrote anything into its parent (a fork under way when -p seized
      * it): none of calltrace's code, breakpoints or rings are in its memory; it gets its
-     * breakpoints at its first stop (engine_trace_untouched) */
+     * breakpoints at its first stop (control_trace_untouched) */
     bool untouched;
     struct kernel_sigaction trap_action;
+};
+
+/* The controller's bookkeeping of a thread's stops while it attaches or detaches, or while the
+ * thread waits for its creator to report it. The backends never read it. */
+struct thread_hold {
+    bool pending_first; /* stopped before its creator reported it: waiting to be adopted */
+    int pending_status;
+    int status; /* a stop kept while attaching or detaching, handled afterwards */
+    /* the new tid of a held clone/fork/vfork stop, read when it was seen: a system call run in
+     * the thread meanwhile (to place breakpoints) replaces the kernel's copy with 0 */
+    unsigned long event_msg;
+    /* that clone/fork/vfork stop was held while attaching: it happened before calltrace wrote
+     * into the program, so a forked child has none of it */
+    bool untouched;
+    bool held; /* detaching: stopped by calltrace, to be released */
 };
 
 struct thread {
     pid_t tid;
     struct process *proc;
     struct shadow_stack stack;
-    bool started;       /* its first stop was seen and it was resumed */
-    bool pending_first; /* stopped before its creator reported it: waiting to be adopted */
-    int pending_status;
-    int held_status; /* a stop kept while attaching or detaching, handled afterwards */
-    /* the new tid of a held clone/fork/vfork stop, read when it was seen: a system call run in
-     * the thread meanwhile (to place breakpoints) replaces the kernel's copy with 0 */
-    unsigned long held_event_msg;
-    /* that clone/fork/vfork stop was held while attaching: it happened before calltrace wrote
-     * into the program, so a forked child has none of it */
-    bool held_untouched;
-    bool held; /* detaching: stopped by calltrace, to be released */
+    bool started; /* its first stop was seen and it was resumed */
+    struct thread_hold hold;
     /* it reported PTRACE_EVENT_EXIT (attached sessions ask for it): it runs no more user code,
      * and it never stops again; the leader stays a zombie as long as other threads live */
     bool exiting;
@@ -75,25 +99,18 @@ struct thread {
     unsigned region_next;
 };
 
-struct record_options {
-    int verbose;
-    bool follow_forks;
-    const char *rank; /* MPI rank, shown in process names; NULL outside MPI */
-    struct func_filter filter;
-    const char *libs[FUNC_FILTER_MAX]; /* -l: globs on shared objects' names */
-    size_t nlibs;
-    struct capture_options capture; /* -A, -R, --string-max, --capture */
-    bool inject;                    /* the inject engine (the default), else --engine=ptrace */
-    bool quiet;         /* -q: no closing line, nor notes of what falls back to ptrace */
-    size_t buffer_size; /* --buffer-size: bytes per thread's ring, 0: the default */
-};
-
 struct session {
-    const struct record_options *opts;
+    const struct trace_options *opts;
     struct recorder *rec;
     const struct clock_calibration *clock;
-    struct inject_engine *inject; /* --engine=inject, else NULL */
-    csh decoder;
+    /* the run's backend, given to every process it starts or attaches to, and the breakpoints,
+     * which every process has (the controller's own hooks, the fallbacks): cmd/record.c */
+    const struct tracer_backend *backend;
+    const struct tracer_backend *breakpoints;
+    /* the controller's: a thread passed a BP_HOOK breakpoint at addr (control/libraries.c) */
+    void (*on_hook)(struct session *s, struct thread *t, uint64_t addr, uint64_t now);
+    struct inject_engine *inject; /* the inject backend's state (tracer/inject/ only), or NULL */
+    csh decoder; /* the machine's instruction decoder, opened by the command (cmd/record.c) */
     struct addr_map threads;   /* tid -> struct thread */
     struct addr_map processes; /* pid -> struct process */
     uint32_t next_func_id;
@@ -107,23 +124,16 @@ struct session {
     bool attached; /* -p: the program was running before calltrace and must outlive it */
     bool detach_failed;
     bool detaching;      /* new threads stay stopped: they are released with the others */
-    uint64_t now;        /* ticks of the stop being handled */
     uint64_t spin_ticks; /* how long to poll for the next stop before sleeping, 0: never */
-    uint64_t skipped_functions;
-    uint64_t untraced_processes; /* no /proc/PID/mem: followed, but their calls not recorded */
-    uint64_t uncatchable_returns;
-    /* -l: bit i says -l glob i matched a library, -F / -N glob i a function (with -l the
-     * patterns that matched nothing are told at the end); the libraries seen, to name them */
-    uint64_t lib_globs_matched;
-    uint64_t only_matched, exclude_matched;
-    char libs_seen[512];
+    struct run_stats stats;
     struct capture_state *capture; /* NULL without -A/-R */
 };
 
-int session_init(struct session *s, const struct record_options *opts, struct recorder *rec,
+int session_init(struct session *s, const struct trace_options *opts, struct recorder *rec,
                  const struct clock_calibration *clock, volatile sig_atomic_t *stop_signal);
 void session_free(struct session *s);
 
+/* A new process, traced by the run's backend (s->backend) unless the caller says otherwise. */
 struct process *process_new(struct session *s, pid_t pid, pid_t ppid);
 void process_forget(struct session *s, struct process *p);
 struct thread *thread_new(struct session *s, struct process *p, pid_t tid);
@@ -135,10 +145,11 @@ struct frame_end_ctx {
     struct session *s;
     struct thread *t;
     const struct user_regs_struct *regs; /* at a return site: where the results are */
+    uint64_t now;                        /* the ticks the frame ends at */
 };
 
-/* Records the end of every open frame of t, with flags, at the current stop's time. */
-void thread_close_frames(struct session *s, struct thread *t, unsigned flags);
+/* Records the end of every open frame of t, with flags, at now. */
+void thread_close_frames(struct session *s, struct thread *t, unsigned flags, uint64_t now);
 /* The callback frames.c calls for each frame that ends. */
 void session_frame_end(void *ctx, const struct frame *frame, unsigned flags);
 

@@ -1,15 +1,14 @@
-#include "control/session.h"
+#include "tracer/tracee.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "arch/x86_64/relocate.h"
 #include "tracer/arg_capture.h"
 #include "tracer/addrspace.h"
 #include "tracer/breakpoint/stop_values.h"
 
-int session_init(struct session *s, const struct record_options *opts, struct recorder *rec,
+int session_init(struct session *s, const struct trace_options *opts, struct recorder *rec,
                  const struct clock_calibration *clock, volatile sig_atomic_t *stop_signal)
 {
     memset(s, 0, sizeof(*s));
@@ -17,8 +16,6 @@ int session_init(struct session *s, const struct record_options *opts, struct re
     s->rec = rec;
     s->clock = clock;
     s->stop_signal = stop_signal;
-    if (x86_decoder_open(&s->decoder) < 0)
-        return -1;
     if (addr_map_init(&s->threads, 64) < 0 || addr_map_init(&s->processes, 16) < 0)
         return -1;
     if ((opts->capture.args || opts->capture.retval) && !(s->capture = capture_state_new()))
@@ -45,7 +42,6 @@ void session_free(struct session *s)
     addr_map_free(&s->threads);
     addr_map_free(&s->processes);
     capture_state_free(s->capture);
-    x86_decoder_close(&s->decoder);
 }
 
 struct process *process_new(struct session *s, pid_t pid, pid_t ppid)
@@ -56,6 +52,7 @@ struct process *process_new(struct session *s, pid_t pid, pid_t ppid)
     p->pid = pid;
     p->ppid = ppid;
     p->mem_fd = -1;
+    p->backend = s->backend;
     if (addr_map_put(&s->processes, (uint64_t)pid, p) < 0) {
         free(p);
         return NULL;
@@ -109,11 +106,11 @@ void session_frame_end(void *ctx, const struct frame *frame, unsigned flags)
     struct frame_end_ctx *c = ctx;
     if (c->s->capture && c->regs && !flags)
         capture_at_return(c->s, c->t, frame->func, c->regs);
-    rec_exit(c->s->rec, c->t->proc->pid, c->t->tid, frame->func, c->s->now, flags);
+    rec_exit(c->s->rec, c->t->proc->pid, c->t->tid, frame->func, c->now, flags);
 }
 
-void thread_close_frames(struct session *s, struct thread *t, unsigned flags)
+void thread_close_frames(struct session *s, struct thread *t, unsigned flags, uint64_t now)
 {
-    struct frame_end_ctx ctx = {s, t, NULL};
+    struct frame_end_ctx ctx = {s, t, NULL, now};
     frames_close_all(&t->stack, flags, session_frame_end, &ctx);
 }

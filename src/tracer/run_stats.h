@@ -1,0 +1,19 @@
+/* What a run counts and notes for its closing line (cmd/record.c prints it): written by the
+ * controller and the backends as they trace, read once at the end. */
+#ifndef CALLTRACE_TRACER_RUN_STATS_H
+#define CALLTRACE_TRACER_RUN_STATS_H
+
+#include <stdint.h>
+
+struct run_stats {
+    uint64_t skipped_functions;
+    uint64_t untraced_processes; /* no /proc/PID/mem: followed, but their calls not recorded */
+    uint64_t uncatchable_returns;
+    /* -l: bit i says -l glob i matched a library, -F / -N glob i a function (with -l the
+     * patterns that matched nothing are told at the end); the libraries seen, to name them */
+    uint64_t lib_globs_matched;
+    uint64_t only_matched, exclude_matched;
+    char libs_seen[512];
+};
+
+#endif

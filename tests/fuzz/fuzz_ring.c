@@ -3,14 +3,25 @@
  * wrote, the reader must stay inside the ring and its slack, step forward by what it says (never
  * past the head), end within one step per event of the span, and tell the fast path's take and
  * the general read apart only where the general one sees more (data, or a stamp being written).
+ * Then the whole drain of a thread's ring (tracer/inject/drain.c: the fast path, the shadow-stack
+ * rules, the recorder) runs over the same bytes, in a session without a live process: it must
+ * not crash, and must not move the tail outside what it was given.
  *
  * Input: 1 byte choosing the ring's size (64 B to 4 KiB), 8 bytes of head, 8 of tail offset
  * from the head (so that most spans are plausible), then the ring's bytes (the rest is 0). */
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
+#include "control/session.h"
 #include "fuzz.h"
+#include "record/writer.h"
+#include "tracer/inject/inject.h"
 #include "tracer/inject/ring_reader.h"
+#include "tracer/inject/space.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -59,8 +70,82 @@ static void drain_fast(const struct ring_view *rv, uint64_t tail, uint64_t head,
     }
 }
 
+/* A session with one traced thread whose ring is the input's, writing its record nowhere. */
+struct drain_harness {
+    struct session s;
+    struct inject_engine engine;
+    struct recorder rec;
+    struct clock_calibration clock;
+    struct process proc;
+    struct thread thread;
+    struct inject_space sp;
+};
+
+static struct drain_harness *harness_new(void)
+{
+    struct drain_harness *h = calloc(1, sizeof(*h));
+    if (!h)
+        abort();
+    h->clock = (struct clock_calibration){.use_tsc = false, .ns_per_tick = 1};
+    /* the recorder creates its file (O_EXCL): one of its own, then /dev/null in its place */
+    char dir[] = "/tmp/calltrace-fuzz-ring-XXXXXX", path[64];
+    if (!mkdtemp(dir))
+        abort();
+    snprintf(path, sizeof(path), "%s/r.ctr", dir);
+    int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (null < 0 || recorder_open(&h->rec, path, &h->clock) < 0 || dup2(null, h->rec.out.fd) < 0 ||
+        unlink(path) < 0 || rmdir(dir) < 0 || addr_map_init(&h->engine.spaces, 4) < 0)
+        abort();
+    close(null);
+    h->s.rec = &h->rec;
+    h->s.clock = &h->clock;
+    h->s.inject = &h->engine;
+    /* a pid no process has: stack_region and the stuck-event check ask /proc about it, and
+     * fail at once (this process's maps are long to read, and the events' stacks are made up) */
+    h->proc.pid = 0x7ffffff0;
+    h->thread.tid = gettid();
+    h->thread.proc = &h->proc;
+    struct inject_space *sp = &h->sp;
+    sp->pid = h->proc.pid;
+    sp->slot_size = CTL_SIZE + SHADOW_SIZE + RING_MAX + INJECT_RECORD_MAX;
+    sp->local = calloc(1, REGION_HEADER + sp->slot_size);
+    if (!sp->local || addr_map_put(&h->engine.spaces, (uint64_t)sp->pid, sp) < 0)
+        abort();
+    sp->slot_tid[0] = h->thread.tid;
+    sp->first_func = 1;
+    sp->end_func = 64;
+    sp->blob_exit = 0x401000;
+    sp->blob_exit_args = 0x401100;
+    return h;
+}
+
+/* Drains the input's ring as calltrace drains a live thread's, from a thread with no open calls
+ * on a stack around 0x7ffd00000000. */
+static void drain_whole(struct drain_harness *h, const uint8_t *ring, size_t ring_size,
+                        uint64_t tail, uint64_t head)
+{
+    struct inject_space *sp = &h->sp;
+    uint8_t *ctl = space_ctl(sp, 0);
+    struct ring_view rv = space_ring_view(sp, ctl);
+    memcpy(rv.ring, ring, RING_MAX + INJECT_RECORD_MAX);
+    sp->ring_size = ring_size;
+    sp->slot_last[0] = 0;
+    sp->slot_stuck_at[0] = 0;
+    space_store(ctl, CTL_HEAD, head);
+    space_store(ctl, CTL_TAIL, tail);
+    h->engine.general_drain_only = head & 32; /* either path first */
+    h->thread.stack.depth = 0;
+    h->thread.region_lo[0] = 0x7ffd00000000ull;
+    h->thread.region_hi[0] = 0x7ffd00100000ull;
+    h->thread.region_lo[1] = h->thread.region_hi[1] = 0;
+    inject_drain_thread(&h->s, &h->thread);
+    uint64_t reached = space_load(ctl, CTL_TAIL);
+    FUZZ_ASSERT(reached - tail <= head - tail);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    static struct drain_harness *harness;
     static uint8_t *ctl, *ring, *buf;
     if (!ctl) {
         ctl = calloc(1, CTL_SIZE);
@@ -68,6 +153,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         buf = malloc(INJECT_RECORD_MAX);
         if (!ctl || !ring || !buf)
             abort();
+        fuzz_silence_stderr();
+        harness = harness_new();
     }
     if (size < 1)
         return 0;
@@ -84,5 +171,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0; /* the drain gives such a ring up */
     drain_general(&rv, tail, head, buf);
     drain_fast(&rv, tail, head, buf);
+    drain_whole(harness, ring, ring_size, tail, head);
     return 0;
 }

@@ -11,7 +11,15 @@
 _Static_assert(TRAMP_SIGCHLD == SIGCHLD, "the signal the ring wait sends");
 _Static_assert(TRAMP_FUTEX_WAIT == FUTEX_WAIT, "the futex operation the ring wait makes");
 /* The descriptor inject_func_stub writes is the one the blob reads. */
-_Static_assert(FUNC_DESC_OFF + DESC_TABLE + 4 <= FUNC_RELOC_OFF, "the descriptor fits");
+struct func_desc {
+    uint64_t reloc;
+    uint32_t func;
+    int32_t table;
+};
+_Static_assert(offsetof(struct func_desc, reloc) == DESC_RELOC, "descriptor layout");
+_Static_assert(offsetof(struct func_desc, func) == DESC_FUNC, "descriptor layout");
+_Static_assert(offsetof(struct func_desc, table) == DESC_TABLE, "descriptor layout");
+_Static_assert(FUNC_DESC_OFF + sizeof(struct func_desc) <= FUNC_RELOC_OFF, "the descriptor fits");
 
 static void put_rel32(uint8_t *at, uint64_t from_end, uint64_t target)
 {

@@ -311,7 +311,7 @@ static void close_frames_in(struct session *s, struct addrspace *as, const struc
             bool its_call = f->func >= lib->func_lo && f->func < lib->func_hi;
             bool returns_into = f->ret_addr >= lib->lo && f->ret_addr < lib->hi;
             if (its_call || returns_into) {
-                struct frame_end_ctx ctx = {s, t, NULL, now};
+                struct frame_end_ctx ctx = {s, t, now};
                 frames_close_from(&t->stack, i, EXIT_UNWOUND, session_frame_end, &ctx);
                 break;
             }

@@ -6,7 +6,6 @@
 
 #include "tracer/arg_capture.h"
 #include "tracer/addrspace.h"
-#include "tracer/breakpoint/stop_values.h"
 
 int session_init(struct session *s, const struct trace_options *opts, struct recorder *rec,
                  const struct clock_calibration *clock, volatile sig_atomic_t *stop_signal)
@@ -104,13 +103,11 @@ struct thread *thread_find(struct session *s, pid_t tid)
 void session_frame_end(void *ctx, const struct frame *frame, unsigned flags)
 {
     struct frame_end_ctx *c = ctx;
-    if (c->s->capture && c->regs && !flags)
-        capture_at_return(c->s, c->t, frame->func, c->regs);
     rec_exit(c->s->rec, c->t->proc->pid, c->t->tid, frame->func, c->now, flags);
 }
 
 void thread_close_frames(struct session *s, struct thread *t, unsigned flags, uint64_t now)
 {
-    struct frame_end_ctx ctx = {s, t, NULL, now};
+    struct frame_end_ctx ctx = {s, t, now};
     frames_close_all(&t->stack, flags, session_frame_end, &ctx);
 }

@@ -144,8 +144,7 @@ struct thread *thread_find(struct session *s, pid_t tid);
 struct frame_end_ctx {
     struct session *s;
     struct thread *t;
-    const struct user_regs_struct *regs; /* at a return site: where the results are */
-    uint64_t now;                        /* the ticks the frame ends at */
+    uint64_t now; /* the ticks the frame ends at */
 };
 
 /* Records the end of every open frame of t, with flags, at now. */

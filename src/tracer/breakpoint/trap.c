@@ -41,7 +41,7 @@ static void on_entry(struct session *s, struct thread *t, const struct breakpoin
                          .func = bp->func};
     if (bp->loop_head && frames_is_reentry(&t->stack, &call))
         return; /* the loop went round, nobody called */
-    struct frame_end_ctx ctx = {s, t, NULL, now};
+    struct frame_end_ctx ctx = {s, t, now};
     if (frames_enter(&t->stack, &call, session_frame_end, &ctx) < 0)
         return;
     rec_enter(s->rec, p->pid, t->tid, bp->func, now);
@@ -49,6 +49,21 @@ static void on_entry(struct session *s, struct thread *t, const struct breakpoin
         capture_at_entry(s, t, bp->func, regs);
     if (!hooked)
         probe_return_site(s, p, t->tid, ret);
+}
+
+/* A frame that ends at a return site's breakpoint: its results are in the stop's registers
+ * (-A/-R); frames closed on the way (abandoned, flags set) have none. */
+struct return_site_end {
+    struct frame_end_ctx base;
+    const arch_regs *regs;
+};
+
+static void end_at_return_site(void *ctx, const struct frame *frame, unsigned flags)
+{
+    struct return_site_end *r = ctx;
+    if (r->base.s->capture && !flags)
+        capture_at_return(r->base.s, r->base.t, frame->func, r->regs);
+    session_frame_end(&r->base, frame, flags);
 }
 
 int breakpoint_on_trap(struct session *s, struct thread *t, uint64_t now)
@@ -79,8 +94,8 @@ int breakpoint_on_trap(struct session *s, struct thread *t, uint64_t now)
             bp = &hook;
     }
     if (bp->kinds & BP_RETURN) {
-        struct frame_end_ctx ctx = {s, t, &regs, now};
-        frames_return(&t->stack, bp->addr, arch_sp(&regs), session_frame_end, &ctx);
+        struct return_site_end ctx = {{s, t, now}, &regs};
+        frames_return(&t->stack, bp->addr, arch_sp(&regs), end_at_return_site, &ctx);
     }
     uint64_t resume = bp->resume;
     if (bp->kinds & BP_ENTRY)

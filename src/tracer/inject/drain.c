@@ -74,7 +74,7 @@ static void on_event(struct session *s, struct thread *t, const struct inject_sp
         return; /* the program wrote over its ring: ignore what makes no sense */
     uint64_t ret = real_return(t, sp, ev);
     if (ev->func & INJECT_EVENT_EXIT) {
-        struct retval_end r = {{s, t, NULL, ev->tsc}, func, false};
+        struct retval_end r = {{s, t, ev->tsc}, func, false};
         r.pending = s->capture && captures_returned(s, t, func, data, len);
         /* a tail-called function: the chain ends with the exit of the call it came from,
          * whose return value is to be recorded too (the ptrace engine sees one return) */
@@ -89,7 +89,7 @@ static void on_event(struct session *s, struct thread *t, const struct inject_sp
             captures_forget_kept(s);
         return;
     }
-    struct frame_end_ctx ctx = {s, t, NULL, ev->tsc};
+    struct frame_end_ctx ctx = {s, t, ev->tsc};
     struct frame call = {.entry_sp = ev->slot,
                          .ret_addr = ret,
                          .region = stack_region(t, ev->slot),

@@ -29,7 +29,10 @@ typedef struct user_fpregs_struct arch_fpregs;
 #define ARCH_BREAKPOINT_BYTE 0xcc
 #define ARCH_BREAKPOINT_LEN 1
 /* "syscall; int3": a thread sent here runs one system call and stops. */
-#define ARCH_SYSCALL_GADGET {0x0f, 0x05, 0xcc}
+#define ARCH_SYSCALL_GADGET                                                                        \
+    {                                                                                              \
+        0x0f, 0x05, 0xcc                                                                           \
+    }
 #define ARCH_SYSCALL_GADGET_LEN 3
 /* The instruction a thread interrupted in a system call restarts: syscall is 2 bytes. */
 #define ARCH_SYSCALL_INSN_LEN 2
@@ -51,21 +54,42 @@ typedef struct user_fpregs_struct arch_fpregs;
 /* Where PTRACE_POKEUSER writes the program counter. */
 #define ARCH_PC_USER_OFFSET offsetof(struct user_regs_struct, rip)
 
-static inline uint64_t arch_pc(const arch_regs *r) { return r->rip; }
-static inline void arch_set_pc(arch_regs *r, uint64_t pc) { r->rip = pc; }
-static inline uint64_t arch_sp(const arch_regs *r) { return r->rsp; }
-static inline void arch_set_sp(arch_regs *r, uint64_t sp) { r->rsp = sp; }
+static inline uint64_t arch_pc(const arch_regs *r)
+{
+    return r->rip;
+}
+static inline void arch_set_pc(arch_regs *r, uint64_t pc)
+{
+    r->rip = pc;
+}
+static inline uint64_t arch_sp(const arch_regs *r)
+{
+    return r->rsp;
+}
+static inline void arch_set_sp(arch_regs *r, uint64_t sp)
+{
+    r->rsp = sp;
+}
 /* The function's integer result (the first of rax:rdx). */
-static inline uint64_t arch_retval(const arch_regs *r) { return r->rax; }
+static inline uint64_t arch_retval(const arch_regs *r)
+{
+    return r->rax;
+}
 /* The i-th integer result register (0-based, i < ARCH_INT_RESULT_REGS) at a return. */
 static inline uint64_t arch_int_result(const arch_regs *r, unsigned i)
 {
     return i == 0 ? r->rax : r->rdx;
 }
 /* The thread pointer: the base of the thread's TLS block (glibc's TCB). */
-static inline uint64_t arch_tls_base(const arch_regs *r) { return r->fs_base; }
+static inline uint64_t arch_tls_base(const arch_regs *r)
+{
+    return r->fs_base;
+}
 /* The system call the thread is in, or a negative number when it is in none. */
-static inline int64_t arch_syscall_nr(const arch_regs *r) { return (int64_t)r->orig_rax; }
+static inline int64_t arch_syscall_nr(const arch_regs *r)
+{
+    return (int64_t)r->orig_rax;
+}
 
 /* The vector argument registers (xmm0-7 at an entry, xmm0-1 at a return; 16 bytes each). */
 static inline const uint8_t *arch_vector_regs(const arch_fpregs *fp)
@@ -82,12 +106,18 @@ static inline const uint8_t *arch_x87_top(const arch_fpregs *fp)
 static inline uint64_t arch_int_arg(const arch_regs *r, unsigned i)
 {
     switch (i) {
-    case 0: return r->rdi;
-    case 1: return r->rsi;
-    case 2: return r->rdx;
-    case 3: return r->rcx;
-    case 4: return r->r8;
-    default: return r->r9;
+    case 0:
+        return r->rdi;
+    case 1:
+        return r->rsi;
+    case 2:
+        return r->rdx;
+    case 3:
+        return r->rcx;
+    case 4:
+        return r->r8;
+    default:
+        return r->r9;
     }
 }
 
@@ -95,12 +125,18 @@ static inline uint64_t arch_int_arg(const arch_regs *r, unsigned i)
 static inline uint64_t arch_syscall_arg(const arch_regs *r, unsigned i)
 {
     switch (i) {
-    case 0: return r->rdi;
-    case 1: return r->rsi;
-    case 2: return r->rdx;
-    case 3: return r->r10;
-    case 4: return r->r8;
-    default: return r->r9;
+    case 0:
+        return r->rdi;
+    case 1:
+        return r->rsi;
+    case 2:
+        return r->rdx;
+    case 3:
+        return r->r10;
+    case 4:
+        return r->r8;
+    default:
+        return r->r9;
     }
 }
 

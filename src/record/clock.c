@@ -10,24 +10,6 @@ uint64_t clock_mono_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static bool tsc_is_invariant(void)
-{
-    FILE *f = fopen("/proc/cpuinfo", "re");
-    if (!f)
-        return false;
-    char line[4096];
-    bool constant = false, nonstop = false;
-    while (fgets(line, sizeof(line), f)) {
-        if (strncmp(line, "flags", 5) != 0)
-            continue;
-        constant = strstr(line, " constant_tsc") != NULL;
-        nonstop = strstr(line, " nonstop_tsc") != NULL;
-        break;
-    }
-    fclose(f);
-    return constant && nonstop;
-}
-
 /* One TSC/monotonic pair, taken where the two reads are closest together: the TSC read is the
  * midpoint of the reads around clock_gettime, so its error is half the shortest window seen. */
 static struct clock_anchor tight_anchor(void)
@@ -35,9 +17,9 @@ static struct clock_anchor tight_anchor(void)
     struct clock_anchor best = {0, 0};
     uint64_t best_window = UINT64_MAX;
     for (int i = 0; i < 64; i++) {
-        uint64_t t0 = __rdtsc();
+        uint64_t t0 = arch_cycles();
         uint64_t mono = clock_mono_ns();
-        uint64_t t1 = __rdtsc();
+        uint64_t t1 = arch_cycles();
         if (t1 - t0 < best_window) {
             best_window = t1 - t0;
             best.ticks = t0 + (t1 - t0) / 2;
@@ -59,7 +41,7 @@ struct clock_anchor clock_anchor_now(const struct clock_calibration *cal)
 int clock_calibrate(struct clock_calibration *cal)
 {
     memset(cal, 0, sizeof(*cal));
-    cal->use_tsc = tsc_is_invariant();
+    cal->use_tsc = arch_cycles_invariant();
     cal->start = clock_anchor_now(cal);
     if (!cal->use_tsc) {
         cal->ns_per_tick = 1.0;

@@ -6,7 +6,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
-#include <x86intrin.h>
+
+#include "arch/x86_64/cycles.h"
 
 struct clock_anchor {
     uint64_t ticks;   /* TSC, or CLOCK_MONOTONIC ns when the TSC is not usable */
@@ -33,7 +34,7 @@ int64_t clock_ticks_to_ns(const struct clock_anchor *a, const struct clock_ancho
 static inline uint64_t clock_ticks(const struct clock_calibration *cal)
 {
     if (cal->use_tsc)
-        return __rdtsc();
+        return arch_cycles();
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;

@@ -121,23 +121,12 @@ static inline uint64_t arch_int_arg(const arch_regs *r, unsigned i)
     }
 }
 
-/* The i-th argument of the system call the thread is entering or in (0-based, i < 6). */
+/* The i-th argument of the system call the thread is entering or in (0-based, i < 6): the
+ * function's registers, but r10 for rcx (the syscall instruction overwrites rcx). */
 static inline uint64_t arch_syscall_arg(const arch_regs *r, unsigned i)
 {
-    switch (i) {
-    case 0:
-        return r->rdi;
-    case 1:
-        return r->rsi;
-    case 2:
-        return r->rdx;
-    case 3:
-        return r->r10;
-    case 4:
-        return r->r8;
-    default:
-        return r->r9;
-    }
+    return i == 3 ? r->r10 : arch_int_arg(r, i);
+}
 }
 
 /* Sets r up to run system call nr with args from pc; the kernel must not restart an

@@ -127,7 +127,6 @@ static inline uint64_t arch_syscall_arg(const arch_regs *r, unsigned i)
 {
     return i == 3 ? r->r10 : arch_int_arg(r, i);
 }
-}
 
 /* Sets r up to run system call nr with args from pc; the kernel must not restart an
  * interrupted call there (orig_rax -1). */

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arch/x86_64/insn_length.h"
 #include "arch/x86_64/machine.h"
 
 #define OP_CALL_REL32 0xe8
@@ -109,6 +110,15 @@ static void read_branch(const uint8_t *b, struct arch_insn *out)
 bool arch_decode(struct arch_decoder *d, const uint8_t *code, size_t avail, uint64_t addr,
                  struct arch_insn *out)
 {
+    struct x86_insn_kind kind;
+    size_t len = x86_insn_length(code, avail, &kind); /* most of them, by hand: insn_length.h */
+    if (len) {
+        *out = (struct arch_insn){
+            .addr = addr, .len = len, .is_nop = kind.is_nop, .is_ret = kind.is_ret};
+        out->is_int3 = len == ARCH_BREAKPOINT_LEN && code[0] == ARCH_BREAKPOINT_BYTE;
+        read_branch(code, out);
+        return true;
+    }
     const uint8_t *p = code;
     size_t left = avail;
     uint64_t at = addr;

@@ -1,9 +1,9 @@
 /* Instruction decoding for the inject backend's patcher: how long an instruction is, and where
  * a relative branch goes, so that a jump over a function's first bytes never cuts through an
- * instruction or a branch target. capstone finds the length; the branch target is read from
- * the opcode bytes, because capstone's details (groups, operands) cost several times the
- * decoding itself and a library's whole text is scanned (the relocator, relocate.h, which
- * rewrites a few instructions, uses the details).
+ * instruction or a branch target. insn_length.c finds the length of most, capstone of the rest; the
+ * branch target is read from the opcode bytes, because capstone's details (groups, operands) cost
+ * several times the decoding itself and a library's whole text is scanned (the relocator,
+ * relocate.h, which rewrites a few instructions, uses the details).
  *
  *   bytes            instruction              arch_insn
  *   e8 rel32         call rel32               is_branch, is_call, target = next + rel32

@@ -1,13 +1,13 @@
 #!/bin/bash
-# tests/run.sh [FILTER] -- run the unit and end-to-end tests of calltrace.
+# tests/run.sh [FILTER...] -- run the unit and end-to-end tests of calltrace.
 #
 # Runs every executable in UNIT_DIR (built by `make unit`), a brief run of
 # every fuzz target on its corpus (tests/build/fuzz/*, built by `make
 # fuzz-build`; see tests/fuzz/run.sh) and every tests/e2e/*.sh, each under a
 # timeout, prints "PASS name" or "FAIL name" (with the test's output
-# indented), and ends with "N passed, N failed".  FILTER, if given, keeps only
-# tests whose name contains it (names look like "unit/foo", "fuzz/record" and
-# "e2e/01-recursion").  Exit status 0 only if none failed.
+# indented), and ends with "N passed, N failed".  FILTERs, if given, keep only
+# tests whose name contains one of them (names look like "unit/foo",
+# "fuzz/record" and "e2e/01-recursion"; `make check TESTS="e2e/80 e2e/85"`).  Exit status 0 only if none failed.
 #
 # Sanitizer and valgrind reports fail the test during which they were written,
 # whatever its exit status: each test gets a report directory, ASAN_OPTIONS and
@@ -25,7 +25,7 @@ case $CALLTRACE in /*) ;; *) CALLTRACE=$PWD/$CALLTRACE ;; esac
 export CALLTRACE
 TEST_TIMEOUT=${TEST_TIMEOUT:-120}
 UNIT_DIR=${UNIT_DIR:-$TESTS_DIR/build/unit}
-FILTER=${1:-}
+FILTERS=("$@")
 
 passed=0 failed=0 skipped=0
 failed_names=()
@@ -55,10 +55,19 @@ reports_found() {
     return $found
 }
 
+selected() {  # selected NAME: no FILTERs, or one of them is in NAME
+    [ ${#FILTERS[@]} = 0 ] && return 0
+    local f
+    for f in "${FILTERS[@]}"; do
+        case $1 in *"$f"*) return 0 ;; esac
+    done
+    return 1
+}
+
 run_one() {   # run_one NAME COMMAND...
     local name=$1
     shift
-    case $name in *"$FILTER"*) ;; *) return 0 ;; esac
+    selected "$name" || return 0
     local start=$SECONDS rc
     rm -rf "${REPORTS:?}"/*
     timeout -k 10 "$TEST_TIMEOUT" "$@" </dev/null >"$LOG" 2>&1

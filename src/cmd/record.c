@@ -245,35 +245,32 @@ static void print_summary(const char *run, const struct trace_json_stats *stats,
                 (unsigned long long)counts->skipped_functions);
 }
 
-/* Milliseconds since start, for -v's account of where an attachment's time goes. */
-static double ms_since(const struct timespec *start)
+/* Milliseconds since start (clock_mono_ns), for -v's account of where an attachment's time
+ * goes. */
+static double ms_since(uint64_t start)
 {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (double)(now.tv_sec - start->tv_sec) * 1e3 +
-           (double)(now.tv_nsec - start->tv_nsec) / 1e6;
+    return (double)(clock_mono_ns() - start) / 1e6;
 }
 
 /* The detach comes before any output is written, so a failure to write cannot keep the
  * program stopped; the record written so far is complete up to that moment. */
 static int run_attached(struct record_cli *cli, struct session *s)
 {
-    struct timespec start;
-    clock_gettime(CLOCK_MONOTONIC, &start);
+    uint64_t start = clock_mono_ns();
     if (control_attach(s, cli->attach_pid) < 0)
         return -1;
-    dbg(DBG_ENGINE, 1, "process %d: attached in %.1f ms", (int)cli->attach_pid, ms_since(&start));
+    dbg(DBG_ENGINE, 1, "process %d: attached in %.1f ms", (int)cli->attach_pid, ms_since(start));
     attached_pid = cli->attach_pid;
     if (cli->duration)
         alarm(cli->duration);
     control_loop(s);
     alarm(0);
     attached_pid = 0;
-    clock_gettime(CLOCK_MONOTONIC, &start);
+    start = clock_mono_ns();
     if (s->live_processes && control_detach(s) < 0)
         s->detach_failed = true;
     control_finish(s);
-    dbg(DBG_ENGINE, 1, "process %d: detached in %.1f ms", (int)cli->attach_pid, ms_since(&start));
+    dbg(DBG_ENGINE, 1, "process %d: detached in %.1f ms", (int)cli->attach_pid, ms_since(start));
     return 0;
 }
 
@@ -319,8 +316,7 @@ static int run_traced(struct record_cli *cli, const char *path, const char *run,
 static int finish_run(const char *run, struct recorder *rec, const struct session *s,
                       const struct record_cli *cli)
 {
-    struct timespec start;
-    clock_gettime(CLOCK_MONOTONIC, &start);
+    uint64_t start = clock_mono_ns();
     rec->dropped_calls = dropped_calls(s);
     int rec_error = recorder_close(rec);
     if (rec_error)
@@ -333,7 +329,7 @@ static int finish_run(const char *run, struct recorder *rec, const struct sessio
     struct call_dirs_stats dirs = {0};
     bool captured = cli->opts.trace.capture.args || cli->opts.trace.capture.retval;
     int dirs_rc = captured ? call_dirs_export(run, cli->max_call_dirs, &dirs) : 0;
-    dbg(DBG_RECORD, 1, "output written in %.1f ms", ms_since(&start));
+    dbg(DBG_RECORD, 1, "output written in %.1f ms", ms_since(start));
     if (!cli->quiet)
         print_summary(run, &stats, s, rec->gate);
     if (!cli->quiet && captured)

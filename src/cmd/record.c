@@ -240,6 +240,18 @@ static void print_summary(const char *run, const struct trace_json_stats *stats,
                 "calltrace: %llu returns were not recorded (a thread's ring stayed full): those "
                 "calls end at the next event that shows them over\n",
                 (unsigned long long)lost);
+    if (counts->left_out_functions)
+        fprintf(stderr,
+                "calltrace: %llu functions left out: the inject engine cannot patch them, and "
+                "a breakpoint would kill the program if calltrace died (-v says which; "
+                "--attach-breakpoints traces them)\n",
+                (unsigned long long)counts->left_out_functions);
+    if (counts->left_out_children)
+        fprintf(stderr,
+                "calltrace: %llu child process%s left untraced: the ptrace engine would trace "
+                "them, with breakpoints (--attach-breakpoints)\n",
+                (unsigned long long)counts->left_out_children,
+                counts->left_out_children == 1 ? "" : "es");
     if (counts->skipped_functions)
         fprintf(stderr, "calltrace: %llu functions could not be traced safely (-v says which)\n",
                 (unsigned long long)counts->skipped_functions);

@@ -32,6 +32,7 @@ enum {
     OPT_MIN_DURATION,
     OPT_ENGINE,
     OPT_BUFFER_SIZE,
+    OPT_ATTACH_BREAKPOINTS,
 };
 
 static void usage(FILE *f)
@@ -82,6 +83,11 @@ static void usage(FILE *f)
           "                     and functions it cannot patch get the ptrace engine's\n"
           "                     breakpoints (-v says which); ptrace: a breakpoint stop\n"
           "                     per entry and return (~25 us a call) for everything\n"
+          "                     (with -p, the inject engine plants no breakpoint: what it\n"
+          "                     cannot patch is left out, forked children run untraced)\n"
+          "      --attach-breakpoints  with -p and the inject engine: give what it cannot\n"
+          "                     patch breakpoints anyway, and trace forked children; the\n"
+          "                     program then dies of SIGTRAP if calltrace is killed\n"
           "      --buffer-size N  inject engine: each thread's ring, in bytes (K, M\n"
           "                     suffixes; default 8M); a thread with a full ring waits for\n"
           "                     calltrace to drain it; after 200 ms without, it drops\n"
@@ -235,6 +241,7 @@ int record_parse_args(int argc, char **argv, struct record_cli *cli)
         {"pid", required_argument, NULL, 'p'},
         {"duration", required_argument, NULL, 't'},
         {"no-follow", no_argument, NULL, OPT_NO_FOLLOW},
+        {"attach-breakpoints", no_argument, NULL, OPT_ATTACH_BREAKPOINTS},
         {"engine", required_argument, NULL, OPT_ENGINE},
         {"buffer-size", required_argument, NULL, OPT_BUFFER_SIZE},
         {"filter", required_argument, NULL, 'F'},
@@ -325,6 +332,9 @@ int record_parse_args(int argc, char **argv, struct record_cli *cli)
         case OPT_NO_FOLLOW:
             cli->opts.trace.follow_forks = false;
             break;
+        case OPT_ATTACH_BREAKPOINTS:
+            cli->opts.trace.attach_breakpoints = true;
+            break;
         case OPT_ENGINE:
             if (parse_engine(optarg, &cli->opts.inject) < 0)
                 return -1;
@@ -377,6 +387,11 @@ int record_parse_args(int argc, char **argv, struct record_cli *cli)
     if (cli->duration && !cli->attach_pid) {
         err_hint("a started program runs until it ends; -t goes with -p",
                  "-t: only applies with -p PID");
+        return -1;
+    }
+    if (cli->opts.trace.attach_breakpoints && (!cli->attach_pid || !cli->opts.inject)) {
+        err_hint("a started program, and the ptrace engine, always have them",
+                 "--attach-breakpoints: only applies with -p PID and the inject engine");
         return -1;
     }
     if (!cli->attach_pid && optind >= argc) {

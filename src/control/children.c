@@ -172,6 +172,13 @@ void control_on_new_child(struct session *s, struct thread *parent, int event, u
     p->nthreads++;
     if (!is_thread && (!s->opts->follow_forks || parent->proc->unfollowed))
         p->unfollowed = true;
+    /* Attached, a forked child would be traced by the breakpoints (tracer/backend.h): without
+     * them (session_may_break) it runs free, like one of --no-follow. A vfork child shares its
+     * parent's memory, patches and all, and stays. */
+    if (!is_thread && !shares && !p->unfollowed && !session_may_break(s)) {
+        p->unfollowed = true;
+        s->stats.left_out_children++;
+    }
     if (backend_untraces(s, parent, p, tid, event, flags, shares))
         p->unfollowed = true;
     if (!p->unfollowed) {

@@ -48,6 +48,10 @@ long control_trace_executable(struct session *s, struct process *p, pid_t via, b
         bias = entry ? entry - image.entry : 0;
     }
     long traced = p->backend->trace_image(s, p, via, &image, bias);
+    if (traced < 0 && p->backend != s->breakpoints && !session_may_break(s)) {
+        elf_image_free(&image); /* attached: no fallback (the backend said why) */
+        return -1;
+    }
     if (traced < 0 && p->backend != s->breakpoints) { /* the fallback: breakpoints */
         p->backend = s->breakpoints;
         traced = p->backend->trace_image(s, p, via, &image, bias);
@@ -103,6 +107,11 @@ void control_on_exec(struct session *s, struct thread *t, uint64_t now)
         rec_thread(s->rec, p->pid, t->tid, now);
     p->exec_done = true;
     p->backend = s->backend; /* a new image: the run's backend tries first again */
-    control_trace_executable(s, p, p->pid, true, now);
+    if (control_trace_executable(s, p, p->pid, true, now) < 0 && !session_may_break(s)) {
+        rec_thread_end(s->rec, p->pid, t->tid, now); /* untraced from here: let go as it is */
+        p->unfollowed = true;
+        control_release(s, t);
+        return;
+    }
     control_resume(t, 0);
 }

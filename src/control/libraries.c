@@ -200,6 +200,13 @@ static void defer_ifuncs(struct session *s, struct process *p, pid_t tid, struct
 {
     if (!image->nifuncs || !any_selected(s, image->ifuncs, image->nifuncs))
         return;
+    if (!session_may_break(s)) { /* the wait would be a breakpoint */
+        dbg(DBG_SYMBOLS, 1,
+            "%s: loaded after the attach: its IFUNCs are left out (attached: no breakpoint)",
+            image->path);
+        s->stats.left_out_functions += image->nifuncs;
+        return;
+    }
     if (!image->init || !s->breakpoints->insert_hook(s, p, tid, image->init + lib->bias) ||
         keep_pending(lib, image) < 0) {
         dbg(DBG_SYMBOLS, 1, "%s: no initializer to wait for: its IFUNCs are not traced",

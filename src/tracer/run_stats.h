@@ -7,6 +7,10 @@
 
 struct run_stats {
     uint64_t skipped_functions;
+    /* attached, no breakpoints (session_may_break): functions the inject engine cannot patch,
+     * and forked children, left untraced */
+    uint64_t left_out_functions;
+    uint64_t left_out_children;
     uint64_t untraced_processes; /* no /proc/PID/mem: followed, but their calls not recorded */
     uint64_t uncatchable_returns;
     /* -l: bit i says -l glob i matched a library, -F / -N glob i a function (with -l the

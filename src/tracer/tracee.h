@@ -40,6 +40,8 @@ struct kernel_sigaction {
 /* What of the command's options the tracing reads (the command owns them: cmd/record_options.h). */
 struct trace_options {
     bool follow_forks;
+    /* --attach-breakpoints: with -p, the inject engine's fallbacks are breakpoints too */
+    bool attach_breakpoints;
     const char *rank; /* MPI rank, shown in process names; NULL outside MPI */
     struct func_filter filter;
     const char *libs[FUNC_FILTER_MAX]; /* -l: globs on shared objects' names */
@@ -128,6 +130,16 @@ struct session {
     struct run_stats stats;
     struct capture_state *capture; /* NULL without -A/-R */
 };
+
+/* May calltrace plant an int3 in the processes of this run? Not in a program it attached to
+ * with the inject engine, unless asked (--attach-breakpoints): an int3 kills the program with
+ * SIGTRAP once calltrace is gone, and an attached program must outlive calltrace, however
+ * calltrace ends (kill -9, the OOM killer). The ptrace engine is made of breakpoints: choosing
+ * it is asking for them. */
+static inline bool session_may_break(const struct session *s)
+{
+    return !s->attached || s->opts->attach_breakpoints || s->backend == s->breakpoints;
+}
 
 int session_init(struct session *s, const struct trace_options *opts, struct recorder *rec,
                  const struct clock_calibration *clock, volatile sig_atomic_t *stop_signal);

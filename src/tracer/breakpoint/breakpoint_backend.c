@@ -16,6 +16,11 @@ static long trace_ifuncs(struct session *s, struct process *p, pid_t via, uint32
     for (size_t i = 0; i < n; i++) {
         if (impls[i].done)
             continue;
+        if (!session_may_break(s)) { /* attached: an int3 could outlive calltrace */
+            dbg(DBG_SYMBOLS, 1, "IFUNC %s: left out (attached: no breakpoint)", impls[i].name);
+            s->stats.left_out_functions++;
+            continue;
+        }
         int rc = probe_insert_function(s, p, via, image_id, impls[i].impl, impls[i].name);
         if (rc < 0)
             break;

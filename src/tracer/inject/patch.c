@@ -356,11 +356,19 @@ static int reserve_patches(struct inject_space *sp, size_t n)
 }
 
 /* The functions the jump cannot go over get the ptrace engine's breakpoint instead: calltrace
- * stays attached, and a breakpoint covers one byte, which any function has. */
+ * stays attached, and a breakpoint covers one byte, which any function has. Not in a program
+ * calltrace attached to (session_may_break): those functions are left out, and counted. */
 static long breakpoint_fallbacks(struct session *s, const struct patch_target *target,
                                  const struct patch_pick *which, const char *const *why, size_t n)
 {
     long traced = 0;
+    if (!session_may_break(s)) { /* attached: left out rather than on an int3 */
+        for (size_t i = 0; i < n; i++)
+            dbg(DBG_PROBE, 1, "%s: left out (attached: no breakpoint), not patched: %s",
+                which[i].name, why[i]);
+        s->stats.left_out_functions += n;
+        return 0;
+    }
     for (size_t i = 0; i < n; i++) {
         struct func_symbol f = target->image->funcs[which[i].index];
         f.name = (char *)which[i].name;

@@ -103,8 +103,14 @@ long inject_trace_image(struct session *s, struct process *p, pid_t via,
     forget_space(e, p->pid);
     const char *why = inject_image_unsupported(image->path);
     if (why) {
-        inject_note(s, "inject engine: %s: %s; it is traced by the ptrace engine", image->path,
-                    why);
+        if (session_may_break(s))
+            inject_note(s, "inject engine: %s: %s; it is traced by the ptrace engine",
+                        image->path, why);
+        else
+            err_hint("--engine=ptrace or --attach-breakpoints traces it with breakpoints, which "
+                     "kill the program if calltrace is killed",
+                     "inject engine: process %d: %s: %s; it is not traced", (int)p->pid,
+                     image->path, why);
         return -1;
     }
     if (!image->nsegments)

@@ -34,6 +34,7 @@
 #define CTL_LIMIT 8     /* u64: ring size - event size: head - tail above this is full */
 #define CTL_MASK 16     /* u64: ring size - 1 */
 #define CTL_RING 24     /* u64: program address of the ring */
+#define CTL_REGION 32   /* u64: program address of the region's header (REGION_COPIES below) */
 #define CTL_DROPS 56    /* u64: calls not recorded (ring full, shadow full, re-entered) */
 #define CTL_BUSY 64     /* u8: a vfork child borrows the block: its calls are skipped */
 #define CTL_GAVE_UP 65  /* u8: a full ring was not drained in time: drop, do not wait */
@@ -117,6 +118,25 @@
 #define CAP_SLOT_SIZE 8  /* u64: the bytes reserved for it, padded to 8 */
 #define CAP_SLOT_HEAD 16 /* then the bytes */
 
+/* The region's header (tracer/inject/space.h) lists where each copy of the blob is, and which
+ * functions' stubs enter it: the in-process unwinder hooks (inject_blob_hook) find there which
+ * return addresses are a trampoline's exit, and which exit a call returns through, without
+ * calltrace. The executable's copy is listed first, for every function id; a library's, for
+ * its own, is found before it (the list is searched from its end). */
+#define REGION_COPIES 256 /* u64: copies listed */
+#define REGION_COPY 264   /* the first: */
+#define COPY_BASE 0       /* u64: program address of the copy */
+#define COPY_FIRST_FUNC 8 /* u32: the ids of the functions whose stubs enter it */
+#define COPY_END_FUNC 12  /* u32 */
+#define COPY_SIZE 16
+#define REGION_COPIES_MAX ((4096 - REGION_COPY) / COPY_SIZE)
+
+/* What an in-process hook does (its stub's descriptor, DESC_FUNC), at the start of libgcc's
+ * unwinder (tracer/inject/unwind.h): */
+#define HOOK_UNHOOK 1 /* an unwinding starts or goes on: real return addresses back */
+#define HOOK_CATCH 2  /* a handler starts: the unwound calls popped, the others hooked again */
+#define HOOK_WALK 3   /* a stack walk: real return addresses back, the calls' returns lost */
+
 /* A full ring: the thread wakes calltrace and waits for room, futex waits of WAIT_NS on the
  * ring's tail; after WAIT_TRIES of them in a row with the tail not moving, it gives up and
  * drops until calltrace drains again (it may be gone or stopped: the program must never hang
@@ -130,7 +150,8 @@
 
 struct ring_ctl {
     uint64_t head, limit, mask, ring;
-    uint64_t unused_32[3];
+    uint64_t region;
+    uint64_t unused_40[2];
     uint64_t drops;
     uint8_t busy, gave_up;
     uint8_t unused_66[6];
@@ -143,6 +164,7 @@ _Static_assert(offsetof(struct ring_ctl, head) == CTL_HEAD, "ring abi");
 _Static_assert(offsetof(struct ring_ctl, limit) == CTL_LIMIT, "ring abi");
 _Static_assert(offsetof(struct ring_ctl, mask) == CTL_MASK, "ring abi");
 _Static_assert(offsetof(struct ring_ctl, ring) == CTL_RING, "ring abi");
+_Static_assert(offsetof(struct ring_ctl, region) == CTL_REGION, "ring abi");
 _Static_assert(offsetof(struct ring_ctl, drops) == CTL_DROPS, "ring abi");
 _Static_assert(offsetof(struct ring_ctl, busy) == CTL_BUSY, "ring abi");
 _Static_assert(offsetof(struct ring_ctl, gave_up) == CTL_GAVE_UP, "ring abi");
@@ -161,6 +183,15 @@ _Static_assert(CTL_SIZE + offsetof(struct shadow_indexes, top) == CTL_SHADOW_TOP
 _Static_assert(CTL_SIZE + offsetof(struct shadow_indexes, end) == CTL_SHADOW_END, "ring abi");
 _Static_assert(CTL_SIZE + offsetof(struct shadow_indexes, base) == CTL_SHADOW_BASE, "ring abi");
 _Static_assert(sizeof(struct shadow_indexes) <= SHADOW_HEADER, "ring abi");
+
+struct region_copy {
+    uint64_t base;
+    uint32_t first_func, end_func;
+};
+_Static_assert(offsetof(struct region_copy, base) == COPY_BASE, "ring abi");
+_Static_assert(offsetof(struct region_copy, first_func) == COPY_FIRST_FUNC, "ring abi");
+_Static_assert(offsetof(struct region_copy, end_func) == COPY_END_FUNC, "ring abi");
+_Static_assert(sizeof(struct region_copy) == COPY_SIZE, "ring abi");
 
 struct shadow_entry {
     uint64_t ret;

@@ -237,8 +237,9 @@ static void print_summary(const char *run, const struct trace_json_stats *stats,
                 (unsigned long long)dropped);
     if (lost)
         fprintf(stderr,
-                "calltrace: %llu returns were not recorded (a thread's ring stayed full): those "
-                "calls end at the next event that shows them over\n",
+                "calltrace: %llu returns were not recorded (a thread's ring stayed full, or, "
+                "attached, backtrace() walked the stack): those calls end at the next event that "
+                "shows them over\n",
                 (unsigned long long)lost);
     if (counts->left_out_functions)
         fprintf(stderr,

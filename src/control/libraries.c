@@ -430,6 +430,15 @@ long control_watch_libraries(struct session *s, struct process *p, pid_t via, bo
     lw->r_debug = base + at[0];
     lw->hook = base + at[1];
     lw->ld_base = base;
+    if (!session_may_break(s)) {
+        /* attached: no breakpoint in the dynamic linker; what is loaded now is traced */
+        dbg(DBG_ENGINE, 1,
+            "process %d: attached: the libraries it loads from now on are not followed "
+            "(--attach-breakpoints follows them)",
+            (int)p->pid);
+        lw->hook = 0;
+        return sync_libraries(s, p, via, now);
+    }
     if (!s->breakpoints->insert_hook(s, p, via, lw->hook)) {
         err_msg("warning: process %d: cannot watch its dynamic linker: libraries are not traced",
                 (int)p->pid);

@@ -780,6 +780,182 @@ inject_blob_exit_args:
     pop r9
     pop r8
     ret
+/* inject_blob_hook: a function of libgcc's unwinder H was called, whose entry calltrace hooked
+ * in a program it attached to (tracer/inject/unwind.h says why an unwinder must see the real
+ * return addresses); H_stub jumped here. It does in the program what the ptrace engine's stop
+ * there does in calltrace, so that it needs no calltrace at all: a program calltrace left by
+ * dying (kill -9) unwinds through hooked calls as well as one it is attached to.
+ *
+ *   at the entry (rax = &H_desc)          while here (rsp below the red zone)
+ *   S     return address of H's caller    S      return address of H's caller
+ *   S-8   the program's rax (H_stub)      S-8    rax
+ *                                         S-16.. rdx rcx rsi rdi r8 r9 r10 r11 rbx rbp r12 r13
+ *                                         S-112  H_reloc, the jump's target once restored
+ *
+ *   HOOK_UNHOOK (_Unwind_RaiseException, _Resume, _Resume_or_Rethrow, _ForcedUnwind), newest
+ *       first: each shadow entry of a live frame (SH_SLOT >= S) whose slot holds a trampoline's
+ *       exit gets its real return address back (a tail call's entry puts its caller's exit
+ *       back, which the caller's entry, older, then replaces; an entry longjmp abandoned finds
+ *       its slot reused, not an exit, and is left alone)
+ *   HOOK_CATCH (__cxa_begin_catch, the handler's sp = S+8): the entries below that sp were
+ *       unwound: popped, no exit (the drain ends them as it ends frames longjmp abandoned);
+ *       each live one whose slot holds its real return address gets its exit back
+ *   HOOK_WALK (_Unwind_Backtrace): as HOOK_UNHOOK, then every entry is popped: those calls
+ *       return to their callers directly, and their returns are counted lost
+ *
+ * The exits are found in the region's header (arch/ring_abi.h REGION_COPIES); registers and
+ * rsp are as they were when H starts. */
+inject_blob_hook:
+    lea rsp, [rsp-8]
+    push rdx
+    push rcx
+    push rsi
+    push rdi
+    push r8
+    push r9
+    push r10
+    push r11
+    push rbx
+    push rbp
+    push r12
+    push r13
+    mov rbx, rax                            /* rbx: H_desc */
+    lea r13, [rsp+104]                      /* r13: S */
+    mov r12, qword ptr fs:[INJECT_TCB_SLOT] /* r12: the thread's control block */
+    cmp r12, 1
+    jbe .Lhook_out                          /* untraced: none of its calls is hooked */
+    cmp byte ptr [r12+CTL_BUSY], 0
+    jne .Lhook_out                          /* a vfork child: its parent's calls */
+    mov r8, [r12+CTL_REGION]                /* r8: the region's header */
+    test r8, r8
+    jz .Lhook_out
+    mov eax, [rbx+DESC_FUNC]
+    cmp eax, HOOK_CATCH
+    je .Lhook_catch
+    call .Lhook_unhook
+    cmp dword ptr [rbx+DESC_FUNC], HOOK_WALK
+    jne .Lhook_out
+    mov rax, [r12+CTL_SHADOW_TOP]           /* HOOK_WALK: every entry goes, its return lost */
+    sub rax, [r12+CTL_SHADOW_BASE]
+    shr rax, 5                              /* SHADOW_ENTRY_SIZE */
+    add [r12+CTL_LOST_RETURNS], rax
+    mov rax, [r12+CTL_SHADOW_BASE]
+    mov [r12+CTL_SHADOW_TOP], rax
+.Lhook_out:
+    mov r11, [rbx+DESC_RELOC]
+    mov [rsp-8], r11                        /* S-112: still within the red zone at the jump */
+    pop r13
+    pop r12
+    pop rbp
+    pop rbx
+    pop r11
+    pop r10
+    pop r9
+    pop r8
+    pop rdi
+    pop rsi
+    pop rcx
+    pop rdx
+    pop rax
+    jmp qword ptr [rsp-112]
+.Lhook_catch:
+    lea r13, [r13+8]                        /* the handler's frame */
+    mov rsi, [r12+CTL_SHADOW_TOP]
+.Lcatch_pop:
+    cmp rsi, [r12+CTL_SHADOW_BASE]
+    jbe .Lcatch_popped
+    cmp [rsi-SHADOW_ENTRY_SIZE+SH_SLOT], r13
+    jae .Lcatch_popped
+    sub rsi, SHADOW_ENTRY_SIZE
+    jmp .Lcatch_pop
+.Lcatch_popped:
+    mov [r12+CTL_SHADOW_TOP], rsi
+.Lcatch_next:
+    sub rsi, SHADOW_ENTRY_SIZE
+    cmp rsi, [r12+CTL_SHADOW_BASE]
+    jb .Lhook_out
+    mov r10, [rsi+SH_SLOT]
+    cmp r10, r13
+    jb .Lcatch_next
+    mov rdi, [rsi+SH_RET]
+    call .Lis_exit                          /* a tail call's: its caller's entry hooks the slot */
+    test eax, eax
+    jnz .Lcatch_next
+    cmp [r10], rdi                          /* unhooked at the throw, and still so */
+    jne .Lcatch_next
+    mov rdx, [rsi+SH_FUNC]
+    call .Lexit_of
+    test rax, rax
+    jz .Lcatch_next
+    mov [r10], rax
+    jmp .Lcatch_next
+/* .Lhook_unhook: the live entries above S (r13) of the block r12 get their real return
+ * addresses back, newest first. Clobbers rax rcx rdx rsi rdi r9 r10. */
+.Lhook_unhook:
+    mov rsi, [r12+CTL_SHADOW_TOP]
+.Lunhook_next:
+    sub rsi, SHADOW_ENTRY_SIZE
+    cmp rsi, [r12+CTL_SHADOW_BASE]
+    jb .Lunhook_done
+    mov r10, [rsi+SH_SLOT]
+    cmp r10, r13
+    jb .Lunhook_next
+    mov rdi, [r10]
+    call .Lis_exit
+    test eax, eax
+    jz .Lunhook_next
+    mov rax, [rsi+SH_RET]
+    mov [r10], rax
+    jmp .Lunhook_next
+.Lunhook_done:
+    ret
+/* .Lis_exit: eax 1 when rdi is the exit of a copy of the blob the header r8 lists, else 0.
+ * Clobbers rcx r9. */
+.Lis_exit:
+    mov rcx, [r8+REGION_COPIES]
+.Lie_next:
+    dec rcx
+    js .Lie_no
+    mov r9, rcx
+    shl r9, 4                               /* COPY_SIZE */
+    mov rax, rdi
+    sub rax, [r8+r9+REGION_COPY+COPY_BASE]
+    cmp rax, inject_blob_exit - inject_blob
+    je .Lie_yes
+    cmp rax, inject_blob_exit_args - inject_blob
+    jne .Lie_next
+.Lie_yes:
+    mov eax, 1
+    ret
+.Lie_no:
+    xor eax, eax
+    ret
+/* .Lexit_of: rax = the exit a call of the shadow entry's function word rdx returns through (the
+ * -A/-R exit for bit SH_FUNC_TABLE_BIT), from the header r8; 0 when no copy lists it.
+ * Clobbers rcx r9. */
+.Lexit_of:
+    mov rcx, [r8+REGION_COPIES]
+.Leo_next:
+    dec rcx
+    js .Leo_none
+    mov r9, rcx
+    shl r9, 4
+    lea r9, [r8+r9+REGION_COPY]
+    cmp edx, [r9+COPY_FIRST_FUNC]
+    jb .Leo_next
+    cmp edx, [r9+COPY_END_FUNC]
+    jae .Leo_next
+    mov rax, [r9+COPY_BASE]
+    bt rdx, SH_FUNC_TABLE_BIT
+    jc .Leo_args
+    add rax, inject_blob_exit - inject_blob
+    ret
+.Leo_args:
+    add rax, inject_blob_exit_args - inject_blob
+    ret
+.Leo_none:
+    xor eax, eax
+    ret
 .p2align 3
 inject_blob_main_ctl:
     .quad 0
@@ -793,6 +969,8 @@ inject_blob_exit_off: .quad inject_blob_exit - inject_blob
 inject_blob_main_ctl_off: .quad inject_blob_main_ctl - inject_blob
 inject_blob_entry_args_off: .quad inject_blob_entry_args - inject_blob
 inject_blob_exit_args_off: .quad inject_blob_exit_args - inject_blob
+.globl inject_blob_hook_off
+inject_blob_hook_off: .quad inject_blob_hook - inject_blob
 .att_syntax prefix
 .popsection
 

@@ -59,6 +59,9 @@ extern const size_t inject_blob_exit_off;
 /* The same for functions with a capture table (-A/-R). */
 extern const size_t inject_blob_entry_args_off;
 extern const size_t inject_blob_exit_args_off;
+/* The entry of the in-process unwinder hooks (attached: no breakpoint), stubs whose descriptor's
+ * function word is a HOOK_* of arch/ring_abi.h. */
+extern const size_t inject_blob_hook_off;
 /* .quad: the address of the word holding the main thread's control block (0 once taken); the
  * blob is read-only in the program, the word lives in the shared region. */
 extern const size_t inject_blob_main_ctl_off;

@@ -64,7 +64,9 @@ void inject_attach_threads(struct session *s, struct process *p, pid_t via)
 static int restore_entries(struct process *p, const struct inject_space *sp)
 {
     int rc = 0;
-    for (size_t i = 0; i < sp->npatches; i++) {
+    /* newest first: a traced entry patched over an in-process hook (-l) holds the hook's jump
+     * as its original bytes (entry_hook.c) */
+    for (size_t i = sp->npatches; i-- > 0;) {
         const struct inject_patch *pt = &sp->patches[i];
         if (mem_write(p->mem_fd, pt->addr, pt->orig, pt->len) < 0)
             rc = -1;

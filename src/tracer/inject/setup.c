@@ -104,8 +104,8 @@ long inject_trace_image(struct session *s, struct process *p, pid_t via,
     const char *why = inject_image_unsupported(image->path);
     if (why) {
         if (session_may_break(s))
-            inject_note(s, "inject engine: %s: %s; it is traced by the ptrace engine",
-                        image->path, why);
+            inject_note(s, "inject engine: %s: %s; it is traced by the ptrace engine", image->path,
+                        why);
         else
             err_hint("--engine=ptrace or --attach-breakpoints traces it with breakpoints, which "
                      "kill the program if calltrace is killed",
@@ -138,6 +138,7 @@ long inject_trace_image(struct session *s, struct process *p, pid_t via,
                s->attached ? INJECT_ATTACH_OPTIONS : INJECT_TRACE_OPTIONS) < 0)
         dbg(DBG_INJECT, 1, "process %d: cannot ask for vfork-done stops: %s", (int)p->pid,
             strerror(errno));
+    space_list_copy(sp, code, 0, UINT32_MAX);
     sp->blob_exit = code + inject_blob_exit_off;
     sp->blob_exit_args = code + inject_blob_exit_args_off;
     long n = patch_image(s, p, via, sp, image, bias, code + BLOB_ROOM, code);

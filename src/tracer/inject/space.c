@@ -170,6 +170,7 @@ int space_slot_take(struct inject_space *sp, pid_t tid)
     space_store(ctl, CTL_CONSUMER, (uint64_t)getpid());
     space_store(ctl, CTL_PID, (uint64_t)sp->pid);
     space_store(ctl, CTL_PROGRESS, sp->remote + REGION_PROGRESS);
+    space_store(ctl, CTL_REGION, sp->remote);
     if (write_shadow_indexes(sp, i) < 0)
         return -1;
     sp->slot_tid[i] = tid;
@@ -206,8 +207,25 @@ void space_slot_release(struct inject_engine *e, struct inject_space *sp, int sl
     sp->slot_lender[slot] = 0;
 }
 
+int space_list_copy(struct inject_space *sp, uint64_t code, uint32_t first_func, uint32_t end_func)
+{
+    uint64_t n = space_load(sp->local, REGION_COPIES);
+    if (n >= REGION_COPIES_MAX) {
+        dbg(DBG_INJECT, 1,
+            "process %d: more than %d copies of the blob: an exception thrown in it through the "
+            "calls of the last ones may fail",
+            (int)sp->pid, REGION_COPIES_MAX);
+        return -1;
+    }
+    struct region_copy *copy = (struct region_copy *)(sp->local + REGION_COPY) + n;
+    *copy = (struct region_copy){code, first_func, end_func};
+    space_store(sp->local, REGION_COPIES, n + 1); /* after the entry: the program reads it */
+    return 0;
+}
+
 int space_add_blob(struct inject_space *sp, uint64_t code, uint32_t first_func, uint32_t end_func)
 {
+    space_list_copy(sp, code, first_func, end_func);
     struct blob_copy *more = reallocarray(sp->lib_blobs, sp->nlib_blobs + 1, sizeof(*more));
     if (!more)
         return -1;

@@ -156,7 +156,12 @@ static inline bool space_is_blob_exit(const struct inject_space *sp, uint64_t ad
     return exit_set_has(&x, addr);
 }
 
-/* Adds the copy of the blob at code, entered by the stubs of functions [first_func, end_func). */
+/* Lists the copy of the blob at code, entered by the stubs of functions [first_func, end_func),
+ * in the region's header, for the in-process unwinder hooks (arch/ring_abi.h REGION_COPIES):
+ * the executable's with [0, UINT32_MAX), first. -1 when the list is full. */
+int space_list_copy(struct inject_space *sp, uint64_t code, uint32_t first_func, uint32_t end_func);
+/* Adds the copy of the blob at code, entered by the stubs of functions [first_func, end_func),
+ * and lists it. */
 int space_add_blob(struct inject_space *sp, uint64_t code, uint32_t first_func, uint32_t end_func);
 
 /* Writes the blob at code in p, with the address of sp's main thread claim word filled in. */

@@ -10,6 +10,7 @@
 
 #include "arch/x86_64/inject_tramp.h"
 #include "arch/x86_64/machine.h"
+#include "tracer/inject/entry_hook.h"
 #include "tracer/inject/inject.h"
 #include "tracer/inject/return_slots.h"
 #include "tracer/inject/space.h"
@@ -47,6 +48,38 @@ static enum unwind_hook_kind hook_kind(const struct inject_space *sp, uint64_t a
     return 0;
 }
 
+/* What an in-process hook does (arch/ring_abi.h HOOK_*) where the breakpoint of kind would
+ * stop the thread: an unwinding resumed after a cleanup puts the real return addresses back as
+ * one that starts does (in the program that costs nothing, and no stop can wait for a later
+ * need); a stack walk cannot be hooked where it returns (that return address is the walk's
+ * first frame), so its calls' returns are lost. */
+static int inprocess_kind(enum unwind_hook_kind kind)
+{
+    return kind == UNWIND_HOOK_CATCH  ? HOOK_CATCH
+           : kind == UNWIND_HOOK_WALK ? HOOK_WALK
+                                      : HOOK_UNHOOK;
+}
+
+/* Attached, with no breakpoint allowed (session_may_break): the unwinder's entries get
+ * in-process hooks, which work on after calltrace is gone. */
+static bool add_inprocess_hook(struct session *s, struct process *p, struct inject_space *sp,
+                               pid_t tid, uint64_t addr, enum unwind_hook_kind kind,
+                               const char *name)
+{
+    if (hook_kind(sp, addr))
+        return true;
+    const char *why = sp->nunwind_hooks == UNWIND_HOOKS_MAX
+                          ? "too many hooks"
+                          : inject_hook_entry(s, p, sp, tid, addr, inprocess_kind(kind));
+    if (why) {
+        dbg(DBG_INJECT, 1, "process %d: cannot hook %s in the program: %s", (int)p->pid, name, why);
+        return false;
+    }
+    sp->unwind_hooks[sp->nunwind_hooks++] = (struct unwind_hook){addr, kind};
+    dbg(DBG_INJECT, 1, "process %d: %s hooked in the program", (int)p->pid, name);
+    return true;
+}
+
 static bool add_hook(struct session *s, struct process *p, struct inject_space *sp, pid_t tid,
                      uint64_t addr, enum unwind_hook_kind kind)
 {
@@ -77,9 +110,18 @@ void inject_on_library(struct session *s, struct process *p, pid_t tid, const ch
         names[i] = unwinder_entries[i].name;
     if (elf_lookup_symbols(path, names, at, NENTRIES) < 0)
         return;
+    bool inprocess = !session_may_break(s);
     for (size_t i = 0; i < NENTRIES; i++) {
         if (!at[i])
             continue;
+        if (inprocess) {
+            if (!add_inprocess_hook(s, p, sp, tid, at[i] + bias, unwinder_entries[i].kind,
+                                    names[i]))
+                err_msg("warning: --engine=inject: process %d: cannot watch %s in %s: an "
+                        "exception or stack walk through traced calls may fail",
+                        (int)p->pid, names[i], path);
+            continue;
+        }
         if (unwinder_entries[i].kind == UNWIND_HOOK_RESUME) { /* see need_resume_hooks */
             if (sp->nresume_addrs < UNWIND_RESUME_MAX)
                 sp->resume_addrs[sp->nresume_addrs++] = at[i] + bias;
@@ -182,10 +224,8 @@ static void write_exit(struct session *s, struct inject_space *sp, const struct 
     struct ring_view rv = space_ring_view(sp, v->ctl);
     if (ring_is_full(&rv))
         inject_drain(s, false);
-    struct inject_event ev = {.tsc = now,
-                              .slot = e->slot,
-                              .ret = e->ret,
-                              .func = (uint32_t)e->func | INJECT_EVENT_EXIT};
+    struct inject_event ev = {
+        .tsc = now, .slot = e->slot, .ret = e->ret, .func = (uint32_t)e->func | INJECT_EVENT_EXIT};
     if (!ring_append(&rv, &ev))
         space_store(v->ctl, CTL_DROPS, space_load(v->ctl, CTL_DROPS) + 1);
 }

@@ -20,6 +20,12 @@
  * start-up and at every dlopen (control/libraries.c). Two stops per exception (throw, catch) and
  * per backtrace (call, return): the cost of a traced call does not change.
  *
+ * Attached (no breakpoint allowed, session_may_break), the same entries are hooked in the
+ * program itself (entry_hook.h, inject_blob_hook in arch/x86_64/inject_tramp.S), which does the
+ * unhooking and rehooking above on its own, calltrace there or gone: _Unwind_Resume always
+ * unhooks, and _Unwind_Backtrace, whose return cannot be hooked in the program (it is the walk's
+ * first frame), pops the calls it walks through, their returns counted lost.
+ *
  * Why not unwind information for blob_exit (__register_frame)? Its CFI would have to find the
  * real return address in the thread's shadow stack, which only fs:[INJECT_TCB_SLOT] leads to,
  * and a DWARF expression cannot read fs (libgcc's unwinder knows registers 0-16 only); searching

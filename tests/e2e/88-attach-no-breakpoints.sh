@@ -1,0 +1,52 @@
+#!/bin/bash
+# --engine=inject -p plants no breakpoint: a program calltrace attached to survives calltrace's
+# SIGKILL whatever it does next. The program (tests/progs/attach_unwind.cc) throws C++
+# exceptions through traced frames, catches and rethrows them, walks its stack with backtrace(),
+# calls functions the inject engine cannot patch (3 and 4 bytes with no padding, a loop back to
+# the entry) and forks a child that throws through the calls it inherited; it checks every value
+# that comes back. Attached, the functions that cannot be patched are left out and said so (no
+# breakpoint), libgcc's unwinder is hooked in the program itself; the trace nests. Then
+# calltrace is SIGKILLed while attached: the program goes on throwing, walking, forking, and
+# ends with exit 0 and its checks held. Before, the first exception or unpatchable call after
+# the kill ended it (SIGTRAP or SIGSEGV).
+source "$(dirname "$0")/../lib/testlib.sh"
+source "$TESTS_DIR/lib/attachlib.sh"
+require_calltrace
+engine_unsupported ptrace "the ptrace engine is made of breakpoints"
+build attach_unwind O2
+target_start "$BIN"
+FUNCS=(-F dive -F catcher -F relay -F 'walk*' -F round_trip -F fork_child -F 'tiny_*' -F spin_down)
+
+CTX="[attach, detach]"
+"$CALLTRACE" -v -p "$PROG" -o "$T/run1" -t 1 "${FUNCS[@]}" 2>"$T/ct1.err"
+CT_RC=$?
+[ "$CT_RC" = 0 ] || fail "calltrace exited $CT_RC: $(tail -5 "$T/ct1.err")"
+traced_by "$PROG" 0 || fail "the program is still traced after calltrace exited"
+for f in tiny_inc tiny_same spin_down; do
+    grep -q "^calltrace\[probe\]: $f: left out (attached: no breakpoint), not patched: " "$T/ct1.err" ||
+        fail "-v does not say that $f is left out: $(grep "$f" "$T/ct1.err")"
+done
+grep -q '^calltrace: 3 functions left out: the inject engine cannot patch them' "$T/ct1.err" ||
+    fail "the closing lines do not count the 3 functions left out: $(grep -v '^calltrace\[' "$T/ct1.err")"
+grep -q 'on a breakpoint' "$T/ct1.err" && fail "a breakpoint was planted: $(grep 'on a breakpoint' "$T/ct1.err")"
+CT_TRACE=$T/run1/trace.json
+chk check-nesting
+chk check-parent dive dive catcher
+chk check-parent catcher relay
+chk check-parent walk3 walk2
+[ "$(query counts | awk '$1 == "dive" { print $2 }')" -gt 0 ] || fail "no call of dive() recorded"
+
+CTX="[SIGKILL while attached]"
+"$CALLTRACE" -q -p "$PROG" -o "$T/run2" "${FUNCS[@]}" 2>"$T/ct2.err" &
+ct=$!
+ATTACH_CT=$ct
+wait_until 30 "calltrace to attach" traced_by "$PROG" "$ct"
+wait_until 30 "calls to be recorded" recording "$T/run2/events.ctr"
+kill -KILL "$ct"
+wait "$ct" 2>/dev/null
+ATTACH_CT=""
+wait_until 10 "the program to be let go" traced_by "$PROG" 0
+echo fork >&3
+wait_until 30 "the program's fork after the kill" grep -q '^forked 1$' "$PROG_LOG"
+target_finish 'rounds>0 1 errors 0'
+echo "attached without a breakpoint, then SIGKILLed: the program threw, walked and forked on unharmed"

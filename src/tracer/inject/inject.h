@@ -6,8 +6,8 @@
  * the breakpoint backend. No ptrace stop per call.
  *
  *   calltrace                                     program
- *   memfd ── mapped ── region: header | slot 0 | slot 1 | ...   (mapped too, via
- *                                   ctl | shadow stack | ring   /proc/CALLTRACE/fd/N)
+ *   memfd ── mapped ── region: header | slot 0 | slot 1 | ...   (the program's memfd,
+ *   (pidfd_getfd)                   ctl | shadow stack | ring   created and mapped there)
  *   thread t <── drained events ───────────── fs:[0x80] -> its slot's ctl
  *
  * -A/-R: captured functions enter the trampoline's args path, which copies what their

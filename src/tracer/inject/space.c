@@ -34,29 +34,52 @@ static int remote_call(struct process *p, pid_t via, long nr, uint64_t a0, uint6
     return 0;
 }
 
-/* The program opens calltrace's memfd through /proc, maps it, and closes the descriptor again:
- * its file table ends as it was. */
-static int map_into_program(struct process *p, pid_t via, int memfd, size_t size,
-                            uint64_t path_addr, uint64_t *remote)
+/* The region is a memfd the program creates itself and calltrace takes a descriptor of with
+ * pidfd_getfd, which asks for no more than the ptrace access calltrace already has: a program
+ * of another user (nginx's workers run as www-data) gets it as well as one of calltrace's own.
+ * The program maps it and closes its descriptor again: its file table ends as it was, and the
+ * memory is charged to the program, whose memory it is. */
+static int create_in_program(struct process *p, pid_t via, size_t size, uint64_t name_addr,
+                             int *local_fd, uint64_t *remote, const char **what)
 {
-    char path[64];
-    int n = snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)getpid(), memfd);
-    if (mem_write(p->mem_fd, path_addr, path, (size_t)n + 1) < 0)
+    static const char name[] = "calltrace-rings";
+    uint64_t fd, ignored;
+    *what = "writing into the program";
+    if (mem_write(p->mem_fd, name_addr, name, sizeof(name)) < 0)
         return -1;
-    uint64_t fd;
-    if (remote_call(p, via, SYS_openat, (uint64_t)AT_FDCWD, path_addr, O_RDWR | O_CLOEXEC, 0, 0, 0,
-                    &fd) < 0)
+    *what = "memfd_create in the program";
+    if (remote_call(p, via, SYS_memfd_create, name_addr, MFD_CLOEXEC, 0, 0, 0, 0, &fd) < 0)
         return -1;
-    int rc =
-        remote_call(p, via, SYS_mmap, 0, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0, remote);
-    int saved = errno;
-    uint64_t ignored;
+    int rc = -1, saved = 0;
+    *what = "ftruncate in the program"; /* sparse: only the pages the threads touch take memory */
+    if (remote_call(p, via, SYS_ftruncate, fd, size, 0, 0, 0, 0, &ignored) < 0)
+        goto out;
+    *what = "mmap in the program";
+    if (remote_call(p, via, SYS_mmap, 0, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0, remote) <
+        0)
+        goto out;
+    *what = "pidfd_open";
+    int pidfd = (int)syscall(SYS_pidfd_open, p->pid, 0);
+    if (pidfd >= 0) {
+        *what = "pidfd_getfd";
+        *local_fd = (int)syscall(SYS_pidfd_getfd, pidfd, (int)fd, 0);
+        saved = errno;
+        close(pidfd);
+        errno = saved;
+    }
+    if (pidfd >= 0 && *local_fd >= 0)
+        rc = 0;
+    else if (remote_call(p, via, SYS_munmap, *remote, size, 0, 0, 0, 0, &ignored) < 0)
+        dbg(DBG_INJECT, 1, "process %d: cannot unmap a region it will not use: %s", (int)p->pid,
+            strerror(errno));
+out:
+    saved = errno;
     remote_call(p, via, SYS_close, fd, 0, 0, 0, 0, 0, &ignored);
     errno = saved;
     return rc;
 }
 
-struct inject_space *space_new(struct process *p, pid_t via, uint64_t path_addr, size_t ring_size)
+struct inject_space *space_new(struct process *p, pid_t via, uint64_t name_addr, size_t ring_size)
 {
     struct inject_space *sp = calloc(1, sizeof(*sp));
     if (!sp)
@@ -67,19 +90,13 @@ struct inject_space *space_new(struct process *p, pid_t via, uint64_t path_addr,
     sp->slot_size = CTL_SIZE + SHADOW_SIZE + ring_size + INJECT_RECORD_MAX;
     sp->size = REGION_HEADER + REGION_SLOTS * sp->slot_size;
     sp->local = MAP_FAILED;
-    sp->memfd = memfd_create("calltrace-rings", MFD_CLOEXEC);
-    const char *what = "memfd_create";
-    if (sp->memfd < 0)
-        goto fail;
-    what = "ftruncate"; /* sparse: only the pages the threads touch take memory */
-    if (ftruncate(sp->memfd, (off_t)sp->size) < 0)
+    sp->memfd = -1;
+    const char *what;
+    if (create_in_program(p, via, sp->size, name_addr, &sp->memfd, &sp->remote, &what) < 0)
         goto fail;
     what = "mmap";
     sp->local = mmap(NULL, sp->size, PROT_READ | PROT_WRITE, MAP_SHARED, sp->memfd, 0);
     if (sp->local == MAP_FAILED)
-        goto fail;
-    what = "mapping it into the program";
-    if (map_into_program(p, via, sp->memfd, sp->size, path_addr, &sp->remote) < 0)
         goto fail;
     sp->mem_fd = p->mem_fd;
     return sp;

@@ -76,9 +76,10 @@ struct inject_space {
     bool resume_hooked;
 };
 
-/* Creates the region and maps it into p through the stopped thread via; path_addr: where in p
- * the path of calltrace's memfd may be written (a few dozen bytes of its code region). */
-struct inject_space *space_new(struct process *p, pid_t via, uint64_t path_addr, size_t ring_size);
+/* Has p create the region (a memfd) and map it, through the stopped thread via, and maps it in
+ * calltrace too (pidfd_getfd); name_addr: where in p the memfd's name may be written (a few
+ * dozen bytes of its code region). */
+struct inject_space *space_new(struct process *p, pid_t via, uint64_t name_addr, size_t ring_size);
 /* Accounts its drops into the engine and frees it (the program's mapping stays). */
 void space_free(struct inject_engine *e, struct inject_space *sp);
 

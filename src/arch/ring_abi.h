@@ -46,6 +46,10 @@
  * REGION_PROGRESS); 0: none, the tail stands for it */
 #define CTL_PROGRESS 96
 #define CTL_TAIL 128 /* u64: bytes read by calltrace (consumer), on its own cache line */
+/* u64: HOOK_LINKER requests the thread made, and those calltrace served (the futex word the
+ * thread waits on: its low half), on a line of their own */
+#define CTL_HOOK_REQ 256
+#define CTL_HOOK_ACK 264
 #define CTL_SIZE 4096
 
 /* The shadow stack's indexes sit right after the control block, at the head of the shadow
@@ -136,6 +140,14 @@
 #define HOOK_UNHOOK 1 /* an unwinding starts or goes on: real return addresses back */
 #define HOOK_CATCH 2  /* a handler starts: the unwound calls popped, the others hooked again */
 #define HOOK_WALK 3   /* a stack walk: real return addresses back, the calls' returns lost */
+/* The dynamic linker's _dl_debug_state (a library list changed): the thread asks calltrace to
+ * look (CTL_HOOK_REQ, then kill(CTL_CONSUMER, SIGCHLD)) and waits for the answer (CTL_HOOK_ACK)
+ * as a full ring waits for room: as long as calltrace's progress word moves, and never again
+ * once it stood still for RING_WAIT_TRIES waits (REGION_GONE set: calltrace is gone). */
+#define HOOK_LINKER 4
+/* In the region's header: u64, set by a thread that waited for calltrace in vain; calltrace
+ * clears it as it works (a loaded machine may make it look gone for a while). */
+#define REGION_GONE 72
 
 /* A full ring: the thread wakes calltrace and waits for room, futex waits of WAIT_NS on the
  * ring's tail; after WAIT_TRIES of them in a row with the tail not moving, it gives up and
@@ -158,7 +170,9 @@ struct ring_ctl {
     uint64_t consumer, lost_returns, pid, progress;
     uint64_t unused_104[3];
     uint64_t tail;
-    uint8_t unused_136[CTL_SIZE - 136];
+    uint8_t unused_136[120];
+    uint64_t hook_req, hook_ack;
+    uint8_t unused_272[CTL_SIZE - 272];
 };
 _Static_assert(offsetof(struct ring_ctl, head) == CTL_HEAD, "ring abi");
 _Static_assert(offsetof(struct ring_ctl, limit) == CTL_LIMIT, "ring abi");
@@ -173,6 +187,8 @@ _Static_assert(offsetof(struct ring_ctl, lost_returns) == CTL_LOST_RETURNS, "rin
 _Static_assert(offsetof(struct ring_ctl, pid) == CTL_PID, "ring abi");
 _Static_assert(offsetof(struct ring_ctl, progress) == CTL_PROGRESS, "ring abi");
 _Static_assert(offsetof(struct ring_ctl, tail) == CTL_TAIL, "ring abi");
+_Static_assert(offsetof(struct ring_ctl, hook_req) == CTL_HOOK_REQ, "ring abi");
+_Static_assert(offsetof(struct ring_ctl, hook_ack) == CTL_HOOK_ACK, "ring abi");
 _Static_assert(sizeof(struct ring_ctl) == CTL_SIZE, "ring abi");
 
 /* At CTL_SIZE: the shadow stack's indexes, program addresses. */

@@ -331,6 +331,7 @@ int control_attach(struct session *s, pid_t pid)
     s->main_pid = pid;
     s->attached = true;
     s->on_hook = control_on_hook;
+    s->on_hook_request = control_on_hook_request;
     if (stop_all_threads(s, p) < 0) {
         int err = errno;
         abandon(s, p);

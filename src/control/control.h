@@ -50,6 +50,10 @@ void control_note_filter_hits(struct session *s, const struct elf_image *image);
  * waiting for relocation is ready (libraries.c); struct session: on_hook. */
 void control_on_hook(struct session *s, struct thread *t, uint64_t addr, uint64_t now);
 
+/* The same for a running thread t waiting in an in-process hook at addr: stopped, served,
+ * resumed (hook_request.c); struct session: on_hook_request. */
+void control_on_hook_request(struct session *s, struct thread *t, uint64_t addr, uint64_t now);
+
 /* Pieces of the loop, one concern per file. */
 void control_resume(struct thread *t, int sig);
 /* The handlers of one stop, now its ticks. */

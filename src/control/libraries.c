@@ -430,20 +430,20 @@ long control_watch_libraries(struct session *s, struct process *p, pid_t via, bo
     lw->r_debug = base + at[0];
     lw->hook = base + at[1];
     lw->ld_base = base;
-    if (!session_may_break(s)) {
-        /* attached: no breakpoint in the dynamic linker; what is loaded now is traced */
-        dbg(DBG_ENGINE, 1,
-            "process %d: attached: the libraries it loads from now on are not followed "
-            "(--attach-breakpoints follows them)",
-            (int)p->pid);
-        lw->hook = 0;
-        return sync_libraries(s, p, via, now);
-    }
-    if (!s->breakpoints->insert_hook(s, p, via, lw->hook)) {
-        err_msg("warning: process %d: cannot watch its dynamic linker: libraries are not traced",
+    /* attached, no breakpoint: the hook is the program's own (tracer/inject/requests.c) */
+    const struct tracer_backend *hooks = session_may_break(s) ? s->breakpoints : p->backend;
+    if (!hooks->insert_hook || !hooks->insert_hook(s, p, via, lw->hook)) {
+        if (at_exec) {
+            err_msg("warning: process %d: cannot watch its dynamic linker: libraries are not "
+                    "traced",
+                    (int)p->pid);
+            lw->r_debug = 0;
+            return 0;
+        }
+        err_msg("warning: process %d: cannot watch its dynamic linker: the libraries it loads "
+                "from now on are not traced (-v says why)",
                 (int)p->pid);
-        lw->r_debug = 0;
-        return 0;
+        lw->hook = 0;
     }
     /* At exec the dynamic linker has not run yet: its first notifications come later. */
     return at_exec ? 0 : sync_libraries(s, p, via, now);

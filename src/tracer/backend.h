@@ -116,9 +116,12 @@ struct tracer_backend {
     uint64_t (*dropped_calls)(const struct session *s);
     uint64_t (*lost_returns)(const struct session *s);
 
-    /* --- the breakpoints' table only (s->breakpoints): the controller's own watch points --- */
+    /* --- the controller's own watch points --- */
 
-    /* A BP_HOOK breakpoint at addr in p: s->on_hook is told when a thread passes there. */
+    /* A hook at addr in p (the dynamic linker's): the breakpoints' table plants a BP_HOOK
+     * breakpoint, and s->on_hook is told when a thread stops there; the inject backend's, for a
+     * program that may not get a breakpoint (session_may_break), an in-process hook, and
+     * s->on_hook_request is asked when a thread passes there. */
     bool (*insert_hook)(struct session *s, struct process *p, pid_t tid, uint64_t addr);
 };
 

@@ -111,6 +111,9 @@ struct session {
     const struct tracer_backend *breakpoints;
     /* the controller's: a thread passed a BP_HOOK breakpoint at addr (control/libraries.c) */
     void (*on_hook)(struct session *s, struct thread *t, uint64_t addr, uint64_t now);
+    /* the same for a running thread t that waits in an in-process hook at addr (attached,
+     * control/hook_request.c): it is stopped, served and resumed */
+    void (*on_hook_request)(struct session *s, struct thread *t, uint64_t addr, uint64_t now);
     struct inject_engine *inject; /* the inject backend's state (tracer/inject/ only), or NULL */
     csh decoder; /* the machine's instruction decoder, opened by the command (cmd/record.c) */
     struct addr_map threads;   /* tid -> struct thread */

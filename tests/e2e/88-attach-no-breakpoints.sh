@@ -4,22 +4,38 @@
 # exceptions through traced frames, catches and rethrows them, walks its stack with backtrace(),
 # calls functions the inject engine cannot patch (3 and 4 bytes with no padding, a loop back to
 # the entry) and forks a child that throws through the calls it inherited; it checks every value
-# that comes back. Attached, the functions that cannot be patched are left out and said so (no
-# breakpoint), libgcc's unwinder is hooked in the program itself; the trace nests. Then
-# calltrace is SIGKILLed while attached: the program goes on throwing, walking, forking, and
-# ends with exit 0 and its checks held. Before, the first exception or unpatchable call after
+# that comes back; it dlopens libraries when told. Attached, the functions that cannot be patched
+# are left out and said so (no breakpoint), libgcc's unwinder and the dynamic linker are hooked
+# in the program itself: a library loaded while attached is traced (-l), exactly; the trace
+# nests. Then
+# calltrace is SIGKILLed while attached: the program goes on throwing, walking, forking, loading
+# libraries, and ends with exit 0 and its checks held. Before, the first exception or unpatchable call after
 # the kill ended it (SIGTRAP or SIGSEGV).
 source "$(dirname "$0")/../lib/testlib.sh"
 source "$TESTS_DIR/lib/attachlib.sh"
 require_calltrace
 engine_unsupported ptrace "the ptrace engine is made of breakpoints"
 build attach_unwind O2
-target_start "$BIN"
-FUNCS=(-F dive -F catcher -F relay -F 'walk*' -F round_trip -F fork_child -F 'tiny_*' -F spin_down)
+PROG_BIN=$BIN
+build_shared plugin O2 dl/libplugin-a.so
+LIB_A=$LIB
+build_shared plugin O2 dl/libplugin-b.so -DVARIANT=3
+LIB_B=$LIB
+target_start "$PROG_BIN"
+FUNCS=(-F dive -F catcher -F relay -F 'walk*' -F round_trip -F fork_child -F 'tiny_*' -F spin_down
+    -l 'libplugin-*' -F 'plugin_s*')
 
-CTX="[attach, detach]"
-"$CALLTRACE" -v -p "$PROG" -o "$T/run1" -t 1 "${FUNCS[@]}" 2>"$T/ct1.err"
+CTX="[attach, dlopen, detach]"
+"$CALLTRACE" -v -p "$PROG" -o "$T/run1" "${FUNCS[@]}" 2>"$T/ct1.err" &
+ct=$!
+ATTACH_CT=$ct
+wait_until 30 "calltrace to attach" grep -q "attached in" "$T/ct1.err"
+echo "load $LIB_A" >&3 # the dynamic linker's hook asks calltrace to trace it
+wait_until 30 "the program to load a library" grep -q '^loaded libplugin-a.so sum 100$' "$PROG_LOG"
+kill -INT "$ct"
+wait "$ct"
 CT_RC=$?
+ATTACH_CT=""
 [ "$CT_RC" = 0 ] || fail "calltrace exited $CT_RC: $(tail -5 "$T/ct1.err")"
 traced_by "$PROG" 0 || fail "the program is still traced after calltrace exited"
 for f in tiny_inc tiny_same spin_down; do
@@ -35,6 +51,7 @@ chk check-parent dive dive catcher
 chk check-parent catcher relay
 chk check-parent walk3 walk2
 [ "$(query counts | awk '$1 == "dive" { print $2 }')" -gt 0 ] || fail "no call of dive() recorded"
+chk check-counts plugin_sum=100 plugin_square=400
 
 CTX="[SIGKILL while attached]"
 "$CALLTRACE" -q -p "$PROG" -o "$T/run2" "${FUNCS[@]}" 2>"$T/ct2.err" &
@@ -48,5 +65,10 @@ ATTACH_CT=""
 wait_until 10 "the program to be let go" traced_by "$PROG" 0
 echo fork >&3
 wait_until 30 "the program's fork after the kill" grep -q '^forked 1$' "$PROG_LOG"
+echo "load $LIB_B" >&3 # the hook waits for calltrace once, ~200 ms, then never again
+wait_until 30 "a library load after the kill" grep -q '^loaded libplugin-b.so sum 100$' "$PROG_LOG"
+echo "load $LIB_A" >&3
+loaded_twice() { [ "$(grep -c '^loaded libplugin-a.so sum 100$' "$PROG_LOG")" = 2 ]; }
+wait_until 30 "a second library load after the kill" loaded_twice
 target_finish 'rounds>0 1 errors 0'
-echo "attached without a breakpoint, then SIGKILLed: the program threw, walked and forked on unharmed"
+echo "attached without a breakpoint, then SIGKILLed: the program threw, walked, forked and loaded libraries on unharmed"

@@ -9,10 +9,14 @@
 //   - once told "fork" on stdin, a thread forks a child that throws through the traced calls
 //     it inherited and exits 0 only if its checks hold.
 // The traced functions are extern "C", for plain names in the trace.
-// A line on stdin: "fork", or anything else to stop; it then prints its figures, and exits 0
-// only if every check held.
+//   - told "load PATH" on stdin, the main thread dlopens the library PATH (tests/progs/plugin.c),
+//     calls its plugin_sum 100 times, prints "loaded NAME sum N" with the library's own count,
+//     and dlcloses it.
+// A line on stdin: "fork", "load PATH", or anything else to stop; it then prints its figures, and
+// exits 0 only if every check held.
 #include "common.h"
 
+#include <dlfcn.h>
 #include <execinfo.h>
 #include <pthread.h>
 #include <stdexcept>
@@ -156,6 +160,27 @@ static void *worker(void *arg)
     return NULL;
 }
 
+static void load(const char *path)
+{
+    void *lib = dlopen(path, RTLD_NOW);
+    auto sum = lib ? (int (*)(int))dlsym(lib, "plugin_sum") : nullptr;
+    auto calls =
+        lib ? (void (*)(unsigned long *, unsigned long *))dlsym(lib, "plugin_calls") : nullptr;
+    if (!sum || !calls) {
+        printf("cannot load %s: %s\n", path, dlerror());
+        __atomic_fetch_add(&bad_value, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    int first = sum(4);
+    for (int i = 1; i < 100; i++)
+        if (sum(4) != first)
+            __atomic_fetch_add(&bad_value, 1, __ATOMIC_RELAXED);
+    unsigned long n_sum, n_square;
+    calls(&n_sum, &n_square);
+    printf("loaded %s sum %lu\n", strrchr(path, '/') ? strrchr(path, '/') + 1 : path, n_sum);
+    dlclose(lib);
+}
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -163,8 +188,15 @@ int main(void)
     for (long i = 0; i < 3; i++)
         pthread_create(&t[i], NULL, worker, (void *)i);
     printf("ready\n");
-    char line[64];
-    while (fgets(line, sizeof(line), stdin) && strcmp(line, "fork\n") == 0) {
+    char line[4096];
+    while (fgets(line, sizeof(line), stdin)) {
+        line[strcspn(line, "\n")] = '\0';
+        if (strncmp(line, "load ", 5) == 0) {
+            load(line + 5);
+            continue;
+        }
+        if (strcmp(line, "fork") != 0)
+            break;
         unsigned long before = __atomic_load_n(&children, __ATOMIC_RELAXED);
         fork_now = 1;
         while (__atomic_load_n(&children, __ATOMIC_RELAXED) == before)

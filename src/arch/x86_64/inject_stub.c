@@ -3,6 +3,7 @@
  * is assembly (inject_tramp.S). */
 #include "arch/x86_64/inject_tramp.h"
 
+#include <asm/prctl.h>
 #include <linux/futex.h>
 #include <signal.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 /* The constants the assembly cannot take from the C headers. */
 _Static_assert(TRAMP_SIGCHLD == SIGCHLD, "the signal the ring wait sends");
 _Static_assert(TRAMP_FUTEX_WAIT == FUTEX_WAIT, "the futex operation the ring wait makes");
+_Static_assert(TRAMP_ARCH_GET_FS == ARCH_GET_FS, "how the hooks read the TLS base");
 /* The descriptor inject_func_stub writes is the one the blob reads. */
 struct func_desc {
     uint64_t reloc;

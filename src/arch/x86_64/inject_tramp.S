@@ -789,8 +789,8 @@ inject_blob_exit_args:
  *   at the entry (rax = &H_desc)          while here (rsp below the red zone)
  *   S     return address of H's caller    S      return address of H's caller
  *   S-8   the program's rax (H_stub)      S-8    rax
- *                                         S-16.. rdx rcx rsi rdi r8 r9 r10 r11 rbx rbp r12 r13
- *                                         S-112  H_reloc, the jump's target once restored
+ *                                         S-16.. rdx rcx rsi rdi r8 r9 r10 r11 rbx rbp r12-r15
+ *                                         S-128  H_reloc, the jump's target once restored
  *
  *   HOOK_UNHOOK (_Unwind_RaiseException, _Resume, _Resume_or_Rethrow, _ForcedUnwind), newest
  *       first: each shadow entry of a live frame (SH_SLOT >= S) whose slot holds a trampoline's
@@ -802,6 +802,9 @@ inject_blob_exit_args:
  *       each live one whose slot holds its real return address gets its exit back
  *   HOOK_WALK (_Unwind_Backtrace): as HOOK_UNHOOK, then every entry is popped: those calls
  *       return to their callers directly, and their returns are counted lost
+ *   HOOK_LINKER (the dynamic linker's _dl_debug_state): the one that needs calltrace, to trace
+ *       the library dlopen just mapped; asked as arch/ring_abi.h says, never waited for again
+ *       once calltrace is gone
  *
  * The exits are found in the region's header (arch/ring_abi.h REGION_COPIES); registers and
  * rsp are as they were when H starts. */
@@ -819,9 +822,24 @@ inject_blob_hook:
     push rbp
     push r12
     push r13
+    push r14
+    push r15
     mov rbx, rax                            /* rbx: H_desc */
-    lea r13, [rsp+104]                      /* r13: S */
+    lea r13, [rsp+120]                      /* r13: S */
+/* The dynamic linker calls _dl_debug_state before it has set up the thread's TLS (a program
+ * that execs): fs may not be read before its base is known to be set. */
+    sub rsp, 8
+    mov eax, __NR_arch_prctl                /* arch_prctl(ARCH_GET_FS, rsp) */
+    mov edi, TRAMP_ARCH_GET_FS
+    mov rsi, rsp
+    syscall
+    pop rax
+    test rax, rax
+    jz .Lhook_out
     mov r12, qword ptr fs:[INJECT_TCB_SLOT] /* r12: the thread's control block */
+    test r12, r12
+    jz .Lhook_claim
+.Lhook_block:
     cmp r12, 1
     jbe .Lhook_out                          /* untraced: none of its calls is hooked */
     cmp byte ptr [r12+CTL_BUSY], 0
@@ -829,9 +847,18 @@ inject_blob_hook:
     mov r8, [r12+CTL_REGION]                /* r8: the region's header */
     test r8, r8
     jz .Lhook_out
+/* r14, r15: where the exits are in a copy (computed: not every assembler takes a difference of
+ * two labels as an operand) */
+    lea r14, [rip+inject_blob_exit]
+    lea r15, [rip+inject_blob_exit_args]
+    lea rax, [rip+inject_blob]
+    sub r14, rax
+    sub r15, rax
     mov eax, [rbx+DESC_FUNC]
     cmp eax, HOOK_CATCH
     je .Lhook_catch
+    cmp eax, HOOK_LINKER
+    je .Lhook_linker
     call .Lhook_unhook
     cmp dword ptr [rbx+DESC_FUNC], HOOK_WALK
     jne .Lhook_out
@@ -843,7 +870,9 @@ inject_blob_hook:
     mov [r12+CTL_SHADOW_TOP], rax
 .Lhook_out:
     mov r11, [rbx+DESC_RELOC]
-    mov [rsp-8], r11                        /* S-112: still within the red zone at the jump */
+    mov [rsp-8], r11                        /* S-128: still within the red zone at the jump */
+    pop r15
+    pop r14
     pop r13
     pop r12
     pop rbp
@@ -857,7 +886,56 @@ inject_blob_hook:
     pop rcx
     pop rdx
     pop rax
-    jmp qword ptr [rsp-112]
+    jmp qword ptr [rsp-128]
+/* HOOK_LINKER: request r13 = CTL_HOOK_ACK + 1, calltrace woken, then futex waits of
+ * RING_WAIT_NS on CTL_HOOK_ACK until it is served, or calltrace's progress word (r15, last seen
+ * r14) stood still for RING_WAIT_TRIES of them (r9): REGION_GONE, and H goes on alone. */
+.Lhook_linker:
+    cmp qword ptr [r8+REGION_GONE], 0
+    jne .Lhook_out
+    mov rbp, r8
+    mov r13, [r12+CTL_HOOK_ACK]
+    inc r13
+    mov [r12+CTL_HOOK_REQ], r13
+    mov r15, [r12+CTL_PROGRESS]
+    mov r14, [r15]
+    mov r9d, RING_WAIT_TRIES
+    mov eax, __NR_kill                      /* kill(calltrace, SIGCHLD): it looks */
+    mov edi, [r12+CTL_CONSUMER]
+    mov esi, TRAMP_SIGCHLD
+    syscall
+.Llinker_wait:
+    cmp [r12+CTL_HOOK_ACK], r13
+    jae .Lhook_out
+    mov rax, [r15]
+    cmp rax, r14
+    je .Llinker_count
+    mov r14, rax
+    mov r9d, RING_WAIT_TRIES
+.Llinker_count:
+    dec r9d
+    js .Llinker_gone
+    sub rsp, 16                             /* the timespec */
+    mov qword ptr [rsp], 0
+    mov qword ptr [rsp+8], RING_WAIT_NS
+    mov eax, __NR_futex                     /* futex(&ack, FUTEX_WAIT, request - 1, 1 ms) */
+    lea rdi, [r12+CTL_HOOK_ACK]
+    xor esi, esi
+    lea rdx, [r13-1]
+    mov r10, rsp
+    syscall
+    add rsp, 16
+    jmp .Llinker_wait
+.Llinker_gone:
+    mov qword ptr [rbp+REGION_GONE], 1
+    jmp .Lhook_out
+/* No control block yet: the main thread takes the one reserved for it, as .Lentry_noslot. */
+.Lhook_claim:
+    mov rcx, [rip+inject_blob_main_ctl]
+    mov r12d, 1
+    xchg r12, [rcx]
+    mov qword ptr fs:[INJECT_TCB_SLOT], r12
+    jmp .Lhook_block
 .Lhook_catch:
     lea r13, [r13+8]                        /* the handler's frame */
     mov rsi, [r12+CTL_SHADOW_TOP]
@@ -909,8 +987,8 @@ inject_blob_hook:
     jmp .Lunhook_next
 .Lunhook_done:
     ret
-/* .Lis_exit: eax 1 when rdi is the exit of a copy of the blob the header r8 lists, else 0.
- * Clobbers rcx r9. */
+/* .Lis_exit: eax 1 when rdi is the exit of a copy of the blob the header r8 lists (r14, r15: the
+ * exits' offsets in a copy), else 0. Clobbers rcx r9. */
 .Lis_exit:
     mov rcx, [r8+REGION_COPIES]
 .Lie_next:
@@ -920,9 +998,9 @@ inject_blob_hook:
     shl r9, 4                               /* COPY_SIZE */
     mov rax, rdi
     sub rax, [r8+r9+REGION_COPY+COPY_BASE]
-    cmp rax, inject_blob_exit - inject_blob
+    cmp rax, r14
     je .Lie_yes
-    cmp rax, inject_blob_exit_args - inject_blob
+    cmp rax, r15
     jne .Lie_next
 .Lie_yes:
     mov eax, 1
@@ -931,7 +1009,8 @@ inject_blob_hook:
     xor eax, eax
     ret
 /* .Lexit_of: rax = the exit a call of the shadow entry's function word rdx returns through (the
- * -A/-R exit for bit SH_FUNC_TABLE_BIT), from the header r8; 0 when no copy lists it.
+ * -A/-R exit for bit SH_FUNC_TABLE_BIT), from the header r8 and the offsets r14, r15; 0 when no
+ * copy lists it.
  * Clobbers rcx r9. */
 .Lexit_of:
     mov rcx, [r8+REGION_COPIES]
@@ -948,10 +1027,10 @@ inject_blob_hook:
     mov rax, [r9+COPY_BASE]
     bt rdx, SH_FUNC_TABLE_BIT
     jc .Leo_args
-    add rax, inject_blob_exit - inject_blob
+    add rax, r14
     ret
 .Leo_args:
-    add rax, inject_blob_exit_args - inject_blob
+    add rax, r15
     ret
 .Leo_none:
     xor eax, eax

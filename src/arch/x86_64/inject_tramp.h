@@ -46,6 +46,7 @@
  * included by the assembler (checked against them in inject_stub.c). */
 #define TRAMP_SIGCHLD 17
 #define TRAMP_FUTEX_WAIT 0
+#define TRAMP_ARCH_GET_FS 0x1003
 
 #ifndef __ASSEMBLER__
 #include <stddef.h>

@@ -346,6 +346,7 @@ int inject_wait(struct session *s, struct ptrace_stop *stop)
         drain_all(s, got > 0 && ptrace_stop_ended(stop) ? stop->tid : 0);
         if (got != 0)
             return got;
+        inject_serve_requests(s);
         /* the record reaches the file every ~10 ms, as between ptrace stops: little is lost
          * if calltrace is killed */
         recorder_tick(s->rec, clock_ticks(s->clock));

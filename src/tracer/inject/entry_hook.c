@@ -25,6 +25,7 @@
 #include "arch/x86_64/machine.h"
 #include "arch/x86_64/relocate.h"
 #include "remote/memory.h"
+#include "tracer/inject/inject.h"
 #include "tracer/inject/positions.h"
 #include "tracer/scratch.h"
 #include "util/log.h"
@@ -130,4 +131,21 @@ const char *inject_hook_entry(struct session *s, struct process *p, struct injec
         return strerror(errno);
     sp->npatches++;
     return NULL;
+}
+
+bool inject_insert_linker_hook(struct session *s, struct process *p, pid_t via, uint64_t addr)
+{
+    struct inject_space *sp = s->inject ? addr_map_get(&s->inject->spaces, (uint64_t)p->pid) : NULL;
+    if (!sp)
+        return false;
+    if (sp->linker_hook == addr)
+        return true;
+    const char *why = inject_hook_entry(s, p, sp, via, addr, HOOK_LINKER);
+    if (why) {
+        dbg(DBG_INJECT, 1, "process %d: cannot hook the dynamic linker in the program: %s",
+            (int)p->pid, why);
+        return false;
+    }
+    sp->linker_hook = addr;
+    return true;
 }

@@ -105,6 +105,13 @@ void inject_attach_threads(struct session *s, struct process *p, pid_t via);
  * -1 (said on stderr). */
 int inject_detach(struct session *s);
 
+/* Answers the requests of the in-process hooks that need calltrace (requests.c): between two
+ * passes over the rings. */
+void inject_serve_requests(struct session *s);
+/* -l, attached: hooks the dynamic linker's _dl_debug_state at addr in the program (every thread
+ * stopped, via runs system calls); a thread that passes it asks for s->on_hook_request. */
+bool inject_insert_linker_hook(struct session *s, struct process *p, pid_t via, uint64_t addr);
+
 /* Moves every event written so far into the recorder; final: even those whose writer never
  * finished them (counted as dropped), because it will not. */
 void inject_drain(struct session *s, bool final);

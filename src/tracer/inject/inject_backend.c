@@ -55,4 +55,5 @@ const struct tracer_backend inject_backend = {
     .detach = inject_detach,
     .dropped_calls = inject_dropped_calls,
     .lost_returns = inject_lost_returns,
+    .insert_hook = inject_insert_linker_hook,
 };

@@ -177,7 +177,7 @@ int space_slot_take(struct inject_space *sp, pid_t tid)
      * still there, and their stamps must not look like those of the next turn. */
     uint64_t pos = space_load(ctl, CTL_HEAD);
     pos = (pos + EVENT_SIZE - 1) / EVENT_SIZE * EVENT_SIZE;
-    memset(ctl, 0, 256);
+    memset(ctl, 0, CTL_HOOK_ACK + 8);
     space_store(ctl, CTL_HEAD, pos);
     space_store(ctl, CTL_TAIL, pos);
     uint64_t shadow = remote + CTL_SIZE;

@@ -25,6 +25,8 @@
  * busy for a while with other rings or stops (slowed down by valgrind, say), and only one that
  * has stopped or died is given up on. */
 #define REGION_PROGRESS 64
+_Static_assert(REGION_GONE == REGION_PROGRESS + 8,
+               "the hook routine finds it after the progress word");
 #define REGION_SLOTS 256       /* threads alive at once; more run untraced */
 #define SHADOW_SIZE (8u << 20) /* 262144 nested calls */
 
@@ -74,6 +76,7 @@ struct inject_space {
     uint64_t resume_addrs[UNWIND_RESUME_MAX]; /* _Unwind_Resume, hooked once needed */
     size_t nresume_addrs;
     bool resume_hooked;
+    uint64_t linker_hook; /* the dynamic linker's _dl_debug_state, hooked in the program, or 0 */
 };
 
 /* Has p create the region (a memfd) and map it, through the stopped thread via, and maps it in

@@ -780,11 +780,12 @@ inject_blob_exit_args:
     pop r9
     pop r8
     ret
-/* inject_blob_hook: a function of libgcc's unwinder H was called, whose entry calltrace hooked
- * in a program it attached to (tracer/inject/unwind.h says why an unwinder must see the real
- * return addresses); H_stub jumped here. It does in the program what the ptrace engine's stop
- * there does in calltrace, so that it needs no calltrace at all: a program calltrace left by
- * dying (kill -9) unwinds through hooked calls as well as one it is attached to.
+/* inject_blob_hook: a function H whose entry calltrace hooked in a program it attached to was
+ * called (libgcc's unwinder: tracer/inject/unwind.h says why it must see the real return
+ * addresses; the dynamic linker's _dl_debug_state); H_stub jumped here. For the unwinder it does
+ * in the program what the ptrace engine's stop there does in calltrace, so that it needs no
+ * calltrace at all: a program calltrace left by dying (kill -9) unwinds through hooked calls as
+ * well as one it is attached to.
  *
  *   at the entry (rax = &H_desc)          while here (rsp below the red zone)
  *   S     return address of H's caller    S      return address of H's caller

@@ -330,6 +330,8 @@ static void drain_all(struct session *s, pid_t ended)
 void inject_drain(struct session *s, bool final)
 {
     drain_all(s, final ? -1 : 0);
+    if (s->detaching) /* a thread waiting in a hook for calltrace is let go, unserved */
+        inject_serve_requests(s);
 }
 
 /* SIGCHLD tells of every ptrace stop: calltrace sleeps on it, blocked, with a timeout to drain

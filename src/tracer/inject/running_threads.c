@@ -122,6 +122,7 @@ int inject_detach(struct session *s)
             space_ctl(sp, i)[CTL_GAVE_UP] = 1;
             space_slot_release(s->inject, sp, i); /* no later drain may clear the mark */
         }
+        space_store(sp->local, REGION_GONE, 1); /* no hook of the program waits for us again */
         space_free_rings(sp);
     }
     return rc;

@@ -81,6 +81,8 @@ static void on_event(struct session *s, struct thread *t, int event, uint64_t no
         break;
     case PTRACE_EVENT_EXIT: /* attached: its end follows (a leader's only with the last thread) */
         t->exiting = true;
+        if (t->proc->backend->on_thread_exit)
+            t->proc->backend->on_thread_exit(s, t);
         control_resume(t, 0);
         break;
     case PTRACE_EVENT_VFORK_DONE:

@@ -88,6 +88,9 @@ struct tracer_backend {
                           uint64_t *ret);
     /* A new thread's first stop. */
     enum start_verdict (*thread_start)(struct session *s, struct thread *t);
+    /* t stopped at its exit (PTRACE_EVENT_EXIT: attached sessions ask for it), running no more
+     * user code. */
+    void (*on_thread_exit)(struct session *s, struct thread *t);
     /* A new thread of parent's process, with the flags of its clone. */
     void (*on_clone)(struct session *s, pid_t tid, unsigned long flags);
     /* A new child process of parent (pid child). */

@@ -181,6 +181,12 @@ static void load(const char *path)
     dlclose(lib);
 }
 
+// Blocks until the next command: a traced call that stays open across attachments.
+extern "C" TRACED char *read_command(char *line, int size)
+{
+    return fgets(line, size, stdin);
+}
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -189,7 +195,7 @@ int main(void)
         pthread_create(&t[i], NULL, worker, (void *)i);
     printf("ready\n");
     char line[4096];
-    while (fgets(line, sizeof(line), stdin)) {
+    while (read_command(line, sizeof(line))) {
         line[strcspn(line, "\n")] = '\0';
         if (strncmp(line, "load ", 5) == 0) {
             load(line + 5);

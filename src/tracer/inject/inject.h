@@ -128,6 +128,11 @@ bool inject_hooked_return(const struct session *s, const struct thread *t, uint6
 struct ptrace_stop;
 int inject_wait(struct session *s, struct ptrace_stop *stop);
 
+/* Attaching: the jumps a killed calltrace left over entries (traced functions, hooks) get the
+ * files' bytes back, every thread of p stopped (stale_patches.c). */
+void inject_undo_stale_patches(struct process *p);
+/* t stopped at its exit: its thread control block marked untraced (threads.c says why). */
+void inject_on_thread_exit(struct session *s, struct thread *t);
 /* A new thread's first stop: gives it a control block. A forked child's first thread gets its
  * patches out and its rings private instead: START_TO_BREAKPOINTS. */
 enum start_verdict inject_thread_start(struct session *s, struct thread *t);

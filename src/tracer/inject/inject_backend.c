@@ -44,6 +44,7 @@ const struct tracer_backend inject_backend = {
     .before_trap = inject_drain_thread,
     .hooked_return = inject_hooked_return,
     .thread_start = inject_thread_start,
+    .on_thread_exit = inject_on_thread_exit,
     .on_clone = inject_on_clone,
     .on_fork = inject_on_fork,
     .on_vfork_done = inject_on_vfork_done,

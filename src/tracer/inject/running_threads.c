@@ -21,10 +21,81 @@
 
 #include "arch/x86_64/inject_tramp.h"
 #include "arch/x86_64/machine.h"
+#include "arch/ring_abi.h"
 #include "tracer/inject/inject.h"
 #include "tracer/inject/space.h"
 #include "remote/memory.h"
 #include "util/log.h"
+
+/* The calls of a shadow stack (entries[0..depth), a copy) return to their real addresses,
+ * newest first. A slot is written only while it still holds an exit of exits: an entry whose
+ * call was abandoned (longjmp) may name a slot reused since. */
+static int unhook_shadow(struct process *p, const uint8_t *entries, size_t depth,
+                         const struct exit_set *exits)
+{
+    int rc = 0;
+    for (size_t i = depth; i-- > 0;) {
+        uint64_t entry[2], held;
+        memcpy(entry, entries + i * SHADOW_ENTRY_SIZE, sizeof(entry));
+        if (mem_read(p->mem_fd, entry[1], &held, sizeof(held)) < 0 || !exit_set_has(exits, held))
+            continue;
+        if (mem_write(p->mem_fd, entry[1], &entry[0], sizeof(entry[0])) < 0)
+            rc = -1;
+    }
+    return rc;
+}
+
+/* The copies of the blob a region's header at header lists, in the program (an earlier
+ * calltrace's): their exits in *x (x->libs to free). */
+static int read_exit_set(struct process *p, uint64_t header, struct exit_set *x)
+{
+    uint64_t n;
+    if (mem_read(p->mem_fd, header + REGION_COPIES, &n, sizeof(n)) < 0 || !n ||
+        n > REGION_COPIES_MAX)
+        return -1;
+    struct region_copy copies[REGION_COPIES_MAX];
+    struct blob_copy *libs = calloc(n, sizeof(*libs));
+    if (!libs || mem_read(p->mem_fd, header + REGION_COPY, copies, n * sizeof(*copies)) < 0) {
+        free(libs);
+        return -1;
+    }
+    for (uint64_t i = 0; i < n; i++)
+        libs[i] = (struct blob_copy){copies[i].base + inject_blob_exit_off,
+                                     copies[i].base + inject_blob_exit_args_off,
+                                     copies[i].first_func, copies[i].end_func};
+    *x = (struct exit_set){libs[0].exit, libs[0].exit_args, libs, n};
+    return 0;
+}
+
+/* A thread whose thread control block still names the control block ctl of an earlier calltrace
+ * (killed while attached: it could not put anything back) has calls hooked then, still open,
+ * which return through that calltrace's code and shadow stack: once the thread's block is ours,
+ * they would find our shadow stack, without their entries. Their real return addresses go back
+ * first, from the old shadow stack, whose entries are then forgotten (a cleanly detached
+ * calltrace left none hooked: nothing is written). */
+static void unhook_stale(struct process *p, pid_t tid, uint64_t ctl)
+{
+    uint64_t region, idx[3]; /* top, end, base */
+    struct exit_set exits;
+    if (mem_read(p->mem_fd, ctl + CTL_REGION, &region, sizeof(region)) < 0 || !region ||
+        mem_read(p->mem_fd, ctl + CTL_SHADOW_TOP, idx, sizeof(idx)) < 0 ||
+        idx[2] != ctl + CTL_SIZE + SHADOW_HEADER || idx[0] < idx[2] ||
+        idx[0] > idx[2] + SHADOW_SIZE || (idx[0] - idx[2]) % SHADOW_ENTRY_SIZE ||
+        read_exit_set(p, region, &exits) < 0)
+        return;
+    size_t len = idx[0] - idx[2];
+    uint8_t *entries = malloc(len ? len : 1);
+    if (entries && mem_read(p->mem_fd, idx[2], entries, len) == 0) {
+        unhook_shadow(p, entries, len / SHADOW_ENTRY_SIZE, &exits);
+        if (mem_write(p->mem_fd, ctl + CTL_SHADOW_TOP, &idx[2], sizeof(idx[2])) < 0)
+            dbg(DBG_INJECT, 1, "thread %d: cannot empty an earlier shadow stack: %s", (int)tid,
+                strerror(errno));
+        dbg(DBG_INJECT, 1, "thread %d: %zu calls hooked by an earlier calltrace put back", (int)tid,
+            len / SHADOW_ENTRY_SIZE);
+    }
+    free(entries);
+    free((void *)exits.libs);
+}
 
 /* Gives the stopped thread t its control block (the main thread the one set up for it). */
 static void give_block(struct session *s, struct inject_space *sp, struct thread *t, pid_t via)
@@ -40,6 +111,10 @@ static void give_block(struct session *s, struct inject_space *sp, struct thread
             space_slot_release(s->inject, sp, slot);
         return;
     }
+    uint64_t old = 0;
+    if (mem_read(t->proc->mem_fd, arch_tls_base(&regs) + INJECT_TCB_SLOT, &old, sizeof(old)) == 0 &&
+        old > 1 && (old < sp->remote || old >= sp->remote + sp->size))
+        unhook_stale(t->proc, t->tid, old);
     if (!is_main)
         slot = space_slot_take(sp, t->tid);
     inject_bind_slot(s, sp, t, slot, arch_tls_base(&regs), via);
@@ -74,23 +149,14 @@ static int restore_entries(struct process *p, const struct inject_space *sp)
     return rc;
 }
 
-/* Step 2 for one thread's shadow stack. A slot is written only while it still holds the exit
- * trampoline: an entry whose call was abandoned (longjmp) may name a slot reused since. */
+/* Step 2 for one thread's shadow stack. */
 static int unhook_returns(struct process *p, const struct inject_space *sp, int slot)
 {
     struct shadow_copy shadow;
     if (space_shadow_read(sp, slot, &shadow) < 0)
         return -1;
     struct exit_set exits = space_exit_set(sp);
-    int rc = 0;
-    for (size_t i = shadow.depth; i-- > 0;) {
-        uint64_t entry[2], held;
-        memcpy(entry, shadow.entries + i * SHADOW_ENTRY_SIZE, sizeof(entry));
-        if (mem_read(p->mem_fd, entry[1], &held, sizeof(held)) < 0 || !exit_set_has(&exits, held))
-            continue;
-        if (mem_write(p->mem_fd, entry[1], &entry[0], sizeof(entry[0])) < 0)
-            rc = -1;
-    }
+    int rc = unhook_shadow(p, shadow.entries, shadow.depth, &exits);
     free(shadow.entries);
     return rc;
 }

@@ -115,6 +115,8 @@ long inject_trace_image(struct session *s, struct process *p, pid_t via,
     }
     if (!image->nsegments)
         return -1;
+    if (s->attached)
+        inject_undo_stale_patches(p);
     size_t len = BLOB_ROOM + patch_code_size(image);
     uint64_t code = scratch_alloc(p, via, image->segments[0].vaddr + bias, len, len);
     if (!code) {

@@ -302,3 +302,21 @@ void inject_release_child(struct session *s, struct process *p, pid_t tid)
     addr_map_del(&s->inject->forks, (uint64_t)p->pid);
     inject_fork_copy_free(c);
 }
+
+/* glibc gives a new thread the stack (and thread control block) of one that ended without
+ * clearing the word calltrace keeps there: were calltrace gone by then, the new thread would
+ * record into the block of the ended one, which may be another live thread's by then (two
+ * threads on one shadow stack: returns that find no entry). A thread that ends leaves it
+ * marked untraced. */
+void inject_on_thread_exit(struct session *s, struct thread *t)
+{
+    struct inject_space *sp = space_of(s, t->proc->pid);
+    int slot = sp ? space_slot_of(sp, t->tid) : -1;
+    if (slot < 0 || !sp->slot_fs[slot] || sp->slot_lender[slot])
+        return;
+    uint64_t untraced = 1;
+    if (mem_write(t->proc->mem_fd, sp->slot_fs[slot] + INJECT_TCB_SLOT, &untraced,
+                  sizeof(untraced)) < 0)
+        dbg(DBG_INJECT, 1, "thread %d: cannot mark its thread control block: %s", (int)t->tid,
+            strerror(errno));
+}

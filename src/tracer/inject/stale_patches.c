@@ -1,0 +1,122 @@
+/* What a killed calltrace left in a program's code, undone before another attaches: the jumps it
+ * wrote over entries (traced functions, in-process hooks) still lead to its stubs, whose
+ * trampolines now find the new calltrace's control block (the thread control block word is
+ * the new one's) and would record the old function ids into the new rings, or leave return
+ * addresses the new unwinder hooks do not know. Each such jump is found by comparing the
+ * executable mappings with the files they map, and recognised by where it goes: a stub of ours
+ * (its first bytes, inject_func_stub's). Those bytes get the file's back; the old stubs and
+ * relocated code stay mapped, so a thread inside them still goes on to the function's rest, and
+ * the calls the old trampolines hooked are put back by running_threads.c (unhook_stale).
+ * Anything else that differs from the file (another tool's patch) is left as it is. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "arch/x86_64/inject_tramp.h"
+#include "remote/memory.h"
+#include "tracer/inject/inject.h"
+#include "tracer/inject/space.h"
+#include "util/log.h"
+
+#define MAX_TEXT (256u << 20) /* larger executable mappings are not compared */
+
+/* A file-backed executable mapping of /proc/PID/maps. */
+struct text_map {
+    uint64_t lo, hi, offset, inode;
+    unsigned major, minor;
+    char path[4096];
+};
+
+static bool parse_text_map(const char *line, struct text_map *m)
+{
+    char perms[8];
+    int path_at = 0;
+    if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %x:%x %" SCNu64 " %n", &m->lo, &m->hi,
+               perms, &m->offset, &m->major, &m->minor, &m->inode, &path_at) < 7 ||
+        perms[2] != 'x' || !m->inode || line[path_at] != '/')
+        return false;
+    snprintf(m->path, sizeof(m->path), "%s", line + path_at);
+    m->path[strcspn(m->path, "\n")] = '\0';
+    return m->hi > m->lo && m->hi - m->lo <= MAX_TEXT;
+}
+
+/* Is there one of calltrace's stubs at addr in p? */
+static bool stub_at(const struct process *p, uint64_t addr)
+{
+    uint8_t want[FUNC_CODE_SIZE], got[8];
+    inject_func_stub(want, addr, addr, 0, 0); /* its first 8 bytes do not depend on the rest */
+    return mem_read(p->mem_fd, addr, got, sizeof(got)) == 0 && memcmp(got, want, sizeof(got)) == 0;
+}
+
+/* Puts the file's bytes back over each jump to a stub in the mapping m; returns how many. */
+static size_t repair_map(const struct process *p, const struct text_map *m, const uint8_t *mem,
+                         const uint8_t *file, size_t len)
+{
+    size_t repaired = 0;
+    for (size_t i = 0; i + 5 <= len; i++) {
+        if (mem[i] == file[i] || mem[i] != 0xe9)
+            continue;
+        int32_t rel;
+        memcpy(&rel, mem + i + 1, sizeof(rel));
+        if (!stub_at(p, m->lo + i + 5 + (uint64_t)(int64_t)rel))
+            continue;
+        size_t end = i + 5; /* the jump, then the int3s of the bytes it covered */
+        while (end < len && end < i + sizeof(((struct inject_patch *)0)->orig) &&
+               mem[end] != file[end] && mem[end] == 0xcc)
+            end++;
+        if (mem_write(p->mem_fd, m->lo + i, file + i, end - i) < 0) {
+            dbg(DBG_INJECT, 1, "process %d: cannot restore %#" PRIx64 ": %s", (int)p->pid,
+                m->lo + i, strerror(errno));
+            continue;
+        }
+        repaired++;
+        i = end - 1;
+    }
+    return repaired;
+}
+
+/* Compares the mapping with its file (the same file: the same inode), and repairs it. */
+static size_t check_map(const struct process *p, const struct text_map *m)
+{
+    size_t len = m->hi - m->lo, repaired = 0;
+    int fd = open(m->path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    uint8_t *mem = malloc(len), *file = malloc(len);
+    if (fd >= 0 && fstat(fd, &st) == 0 && st.st_ino == m->inode && major(st.st_dev) == m->major &&
+        minor(st.st_dev) == m->minor && mem && file && mem_read(p->mem_fd, m->lo, mem, len) == 0) {
+        ssize_t got = pread(fd, file, len, (off_t)m->offset);
+        if (got > 0)
+            repaired = repair_map(p, m, mem, file, (size_t)got);
+    }
+    if (fd >= 0)
+        close(fd);
+    free(mem);
+    free(file);
+    return repaired;
+}
+
+void inject_undo_stale_patches(struct process *p)
+{
+    char path[64], line[4400];
+    snprintf(path, sizeof(path), "/proc/%d/maps", (int)p->pid);
+    FILE *f = fopen(path, "re");
+    if (!f) {
+        dbg(DBG_INJECT, 1, "process %d: cannot read its maps: %s", (int)p->pid, strerror(errno));
+        return;
+    }
+    size_t repaired = 0;
+    struct text_map m;
+    while (fgets(line, sizeof(line), f))
+        if (parse_text_map(line, &m))
+            repaired += check_map(p, &m);
+    fclose(f);
+    if (repaired)
+        dbg(DBG_INJECT, 1, "process %d: %zu entries an earlier calltrace patched put back",
+            (int)p->pid, repaired);
+}

@@ -18,7 +18,11 @@
  * both backends.
  *
  * Attached (-p, running_threads.c), it patches with every thread stopped; detaching restores every
- * entry and hooked return address. The shadow stacks are private to the program, so a child it
+ * entry and hooked return address. It plants no breakpoint in a program it attached to
+ * (session_may_break): what it cannot patch is left out, forked children run free, and the
+ * unwinder's and the dynamic linker's entries get hooks in the program itself (entry_hook.c,
+ * requests.c), which work on once calltrace is gone; attaching after a calltrace that was killed
+ * puts back what that one left (stale_patches.c, running_threads.c). The shadow stacks are private to the program, so a child it
  * forks after calltrace died never returns through its parent's entries.
  *
  * What it does not do falls back or is said: forked children are traced by the breakpoints

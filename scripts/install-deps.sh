@@ -26,10 +26,12 @@ set -euo pipefail
 # check runs briefly, valgrind for make check VALGRIND=1, file, and for the -l
 # tests sqlite3 (Debian's sqlite3 with libsqlite3), gdb (independent breakpoint
 # hit counts on python3; the -A tests compare argument values with what gdb prints)
-# and binutils (objdump checks libsqlite3's calls).
+# and binutils (objdump checks libsqlite3's calls), and for the attach tests on real servers
+# redis-server, redis-tools (redis-benchmark), nginx and apache2-utils (ab).
 BUILD_PKGS=(build-essential pkg-config libelf-dev libdw-dev libcapstone-dev libcjson-dev
     libbsd-dev libmicrohttpd-dev zlib1g-dev)
-TEST_PKGS=(python3 graphviz chromium clang libclang-rt-14-dev valgrind file sqlite3 gdb binutils)
+TEST_PKGS=(python3 graphviz chromium clang libclang-rt-14-dev valgrind file sqlite3 gdb binutils
+    redis-server redis-tools nginx apache2-utils)
 BENCH_PKGS=(ltrace uftrace)
 
 usage()
@@ -85,6 +87,15 @@ apt=("${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -y -q
 
 echo "install-deps.sh: apt-get update"
 "${apt[@]}" update </dev/null
+
+# The servers the tests start themselves must not be started as services by their packages
+# (there may be no init system, or port 80 may be taken): a policy-rc.d says no while apt runs.
+policy=/usr/sbin/policy-rc.d
+if [ ! -e "$policy" ]; then
+    printf '#!/bin/sh\nexit 101\n' | "${as_root[@]}" tee "$policy" >/dev/null
+    "${as_root[@]}" chmod 755 "$policy"
+    trap '"${as_root[@]}" rm -f "$policy"' EXIT
+fi
 
 echo "install-deps.sh: apt-get install ${pkgs[*]}"
 if ! "${apt[@]}" install --no-install-recommends "${pkgs[@]}" </dev/null; then

@@ -307,6 +307,24 @@ static void resume_all(struct session *s, struct process *p, uint64_t now)
     }
 }
 
+/* Every thread of p is stopped already (stop_all_threads): the detach must not wait for them to
+ * stop again, only let them go, with the signal each was about to receive (an event it stopped
+ * at goes on by itself). */
+static void hold_all(struct session *s, struct process *p)
+{
+    ADDR_MAP_FOREACH(&s->threads, slot)
+    {
+        struct thread *t = slot->value;
+        if (t->proc != p)
+            continue;
+        struct ptrace_stop held;
+        ptrace_stop_classify(t->tid, t->hold.status, &held);
+        if (!t->hold.status || held.kind != STOP_SIGNAL)
+            t->hold.status = 0;
+        t->hold.held = true;
+    }
+}
+
 /* Undoes a failed attach: nothing was written yet, so letting go is enough. */
 static void abandon(struct session *s, struct process *p)
 {
@@ -346,7 +364,8 @@ int control_attach(struct session *s, pid_t pid)
     p->mem_fd = mem_open(pid);
     struct thread *via = p->as && p->mem_fd >= 0 ? syscall_thread(s, p) : NULL;
     if (!via || control_trace_executable(s, p, via->tid, false, now) <= 0) {
-        err_msg("-p %d: cannot put breakpoints in the process", (int)pid);
+        err_msg("-p %d: cannot trace the process (said above); it runs on untouched", (int)pid);
+        hold_all(s, p);
         control_detach(s);
         return -1;
     }

@@ -67,13 +67,46 @@ static int create_in_program(struct process *p, pid_t via, size_t size, uint64_t
         close(pidfd);
         errno = saved;
     }
-    if (pidfd >= 0 && *local_fd >= 0)
+    if (pidfd >= 0 && *local_fd >= 0) {
         rc = 0;
-    else if (remote_call(p, via, SYS_munmap, *remote, size, 0, 0, 0, 0, &ignored) < 0)
-        dbg(DBG_INJECT, 1, "process %d: cannot unmap a region it will not use: %s", (int)p->pid,
-            strerror(errno));
+    } else {
+        saved = errno; /* pidfd_open's or pidfd_getfd's */
+        if (remote_call(p, via, SYS_munmap, *remote, size, 0, 0, 0, 0, &ignored) < 0)
+            dbg(DBG_INJECT, 1, "process %d: cannot unmap a region it will not use: %s", (int)p->pid,
+                strerror(errno));
+        errno = saved;
+    }
 out:
     saved = errno;
+    remote_call(p, via, SYS_close, fd, 0, 0, 0, 0, 0, &ignored);
+    errno = saved;
+    return rc;
+}
+
+/* Without pidfd_getfd (a kernel before 5.6, valgrind): calltrace creates the memfd and the
+ * program opens it through /proc/CALLTRACE/fd/N, maps it and closes it again; a program of
+ * another user may not open it (then the inject engine cannot trace it). */
+static int share_from_calltrace(struct process *p, pid_t via, size_t size, uint64_t path_addr,
+                                int *local_fd, uint64_t *remote, const char **what)
+{
+    char path[64];
+    uint64_t fd, ignored;
+    *what = "memfd_create";
+    if ((*local_fd = memfd_create("calltrace-rings", MFD_CLOEXEC)) < 0)
+        return -1;
+    *what = "ftruncate";
+    int n = snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)getpid(), *local_fd);
+    if (ftruncate(*local_fd, (off_t)size) < 0)
+        return -1;
+    *what = "opening calltrace's memfd in the program";
+    if (mem_write(p->mem_fd, path_addr, path, (size_t)n + 1) < 0 ||
+        remote_call(p, via, SYS_openat, (uint64_t)AT_FDCWD, path_addr, O_RDWR | O_CLOEXEC, 0, 0, 0,
+                    &fd) < 0)
+        return -1;
+    *what = "mmap in the program";
+    int rc =
+        remote_call(p, via, SYS_mmap, 0, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0, remote);
+    int saved = errno;
     remote_call(p, via, SYS_close, fd, 0, 0, 0, 0, 0, &ignored);
     errno = saved;
     return rc;
@@ -92,8 +125,17 @@ struct inject_space *space_new(struct process *p, pid_t via, uint64_t name_addr,
     sp->local = MAP_FAILED;
     sp->memfd = -1;
     const char *what;
-    if (create_in_program(p, via, sp->size, name_addr, &sp->memfd, &sp->remote, &what) < 0)
-        goto fail;
+    if (create_in_program(p, via, sp->size, name_addr, &sp->memfd, &sp->remote, &what) < 0) {
+        if (errno != ENOSYS)
+            goto fail;
+        dbg(DBG_INJECT, 1, "process %d: %s: %s: the program opens calltrace's memfd instead",
+            (int)p->pid, what, strerror(errno));
+        if (sp->memfd >= 0)
+            close(sp->memfd);
+        sp->memfd = -1;
+        if (share_from_calltrace(p, via, sp->size, name_addr, &sp->memfd, &sp->remote, &what) < 0)
+            goto fail;
+    }
     what = "mmap";
     sp->local = mmap(NULL, sp->size, PROT_READ | PROT_WRITE, MAP_SHARED, sp->memfd, 0);
     if (sp->local == MAP_FAILED)

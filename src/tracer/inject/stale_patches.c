@@ -81,14 +81,16 @@ static size_t repair_map(const struct process *p, const struct text_map *m, cons
     return repaired;
 }
 
-/* Compares the mapping with its file (the same file: the same inode), and repairs it. */
+/* Compares the mapping with its file (the same file: the same inode), and repairs it. The path
+ * is the program's to change (it may be another user's): a link or a FIFO planted there is not
+ * followed or waited on, and a file that is not the one mapped is not read. */
 static size_t check_map(const struct process *p, const struct text_map *m)
 {
     size_t len = m->hi - m->lo, repaired = 0;
-    int fd = open(m->path, O_RDONLY | O_CLOEXEC);
+    int fd = open(m->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     struct stat st;
     uint8_t *mem = malloc(len), *file = malloc(len);
-    if (fd >= 0 && fstat(fd, &st) == 0 && st.st_ino == m->inode && major(st.st_dev) == m->major &&
+    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_ino == m->inode && major(st.st_dev) == m->major &&
         minor(st.st_dev) == m->minor && mem && file && mem_read(p->mem_fd, m->lo, mem, len) == 0) {
         ssize_t got = pread(fd, file, len, (off_t)m->offset);
         if (got > 0)

@@ -90,8 +90,9 @@ static size_t check_map(const struct process *p, const struct text_map *m)
     int fd = open(m->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     struct stat st;
     uint8_t *mem = malloc(len), *file = malloc(len);
-    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_ino == m->inode && major(st.st_dev) == m->major &&
-        minor(st.st_dev) == m->minor && mem && file && mem_read(p->mem_fd, m->lo, mem, len) == 0) {
+    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_ino == m->inode &&
+        major(st.st_dev) == m->major && minor(st.st_dev) == m->minor && mem && file &&
+        mem_read(p->mem_fd, m->lo, mem, len) == 0) {
         ssize_t got = pread(fd, file, len, (off_t)m->offset);
         if (got > 0)
             repaired = repair_map(p, m, mem, file, (size_t)got);

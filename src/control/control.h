@@ -27,6 +27,11 @@ int control_attach(struct session *s, pid_t pid);
  * released cleanly (said on stderr). */
 int control_detach(struct session *s);
 
+/* Single-steps the stopped thread t, at most steps times, until inside(ctx, pc) is false; a
+ * signal that comes meanwhile is kept in t->hold.status. 0 once out, -1 when not. */
+int control_step_out(struct thread *t, bool (*inside)(const void *ctx, uint64_t pc),
+                     const void *ctx, int steps);
+
 /* Reads the executable p runs (/proc/PID/exe) and has p's backend trace it (or the breakpoints,
  * when it cannot), through the stopped thread via; at_exec: p has just exec'd and via still sits
  * in execve. now: the stop's ticks. Returns the number of functions traced, or -1. */

@@ -25,8 +25,10 @@
 
 #define MAX_THREADS 65536
 
-static bool in_scratch(const struct addrspace *as, uint64_t pc)
+/* Is pc in one of calltrace's scratch chunks of the address space as? */
+static bool in_scratch(const void *addrspace, uint64_t pc)
 {
+    const struct addrspace *as = addrspace;
     for (const struct scratch_chunk *c = as->chunks; c; c = c->next)
         if (pc >= c->base && pc < c->base + c->size)
             return true;
@@ -198,20 +200,21 @@ static size_t stop_everyone(struct session *s, struct thread **list, uint64_t no
 /* Step 2: each backend says how many steps always get a thread out of its code
  * (struct tracer_backend: detach_steps). */
 
-static int step_out_of_scratch(struct thread *t, int steps)
+int control_step_out(struct thread *t, bool (*inside)(const void *ctx, uint64_t pc),
+                     const void *ctx, int steps)
 {
     for (int i = 0; i < steps; i++) {
         uint64_t pc;
         if (get_pc(t->tid, &pc) < 0)
             return -1;
-        if (!in_scratch(t->proc->as, pc))
+        if (!inside(ctx, pc))
             return 0;
         struct ptrace_stop stop;
         if (ptrace_resume(t->tid, RESUME_STEP, 0) < 0 || ptrace_stop_wait(t->tid, 0, &stop) < 0 ||
             !ptrace_stop_stopped(&stop))
             return -1;
         if (stop.kind == STOP_SIGNAL)
-            t->hold.status = stop.status; /* a signal came in between: give it at detach */
+            t->hold.status = stop.status; /* came in between: kept, like the stops of attach */
     }
     return -1;
 }
@@ -220,7 +223,8 @@ static int step_all_out(struct session *s, struct thread **list, size_t n)
 {
     int rc = 0;
     for (size_t i = 0; i < n; i++) {
-        if (step_out_of_scratch(list[i], s->backend->detach_steps) < 0) {
+        if (control_step_out(list[i], in_scratch, list[i]->proc->as, s->backend->detach_steps) <
+            0) {
             err_msg("thread %d: cannot move it out of calltrace's code", (int)list[i]->tid);
             rc = -1;
         }

@@ -9,9 +9,10 @@
 # in the program itself: a library loaded while attached is traced (-l), exactly; the trace
 # nests. Then
 # calltrace is SIGKILLed while attached: the program goes on throwing, walking, forking, loading
-# libraries, and ends with exit 0 and its checks held. (Attaching again after the kill is left
-# out: a thread stopped inside the killed calltrace's trampoline at that moment is not moved out
-# first, and then returns through the new shadow stack; see issue 16's note.) Before, the first exception or unpatchable call after
+# libraries; a calltrace attached again afterwards (threads stopped inside the killed one's
+# trampolines are stepped out of them first) leaves the calls the killed one hooked returning
+# right; the program ends with exit 0 and its checks held. Before, the first exception or
+# unpatchable call after
 # the kill ended it (SIGTRAP or SIGSEGV).
 source "$(dirname "$0")/../lib/testlib.sh"
 source "$TESTS_DIR/lib/attachlib.sh"
@@ -73,5 +74,17 @@ echo "load $LIB_A" >&3
 loaded_twice() { [ "$(grep -c '^loaded libplugin-a.so sum 100$' "$PROG_LOG")" = 2 ]; }
 wait_until 30 "a second library load after the kill" loaded_twice
 
+# The calls hooked by the calltrace that was killed and still open (the main thread waits for
+# its next command inside read_command, entered after the kill) return through that calltrace's
+# code: a new attachment must not take them over, and leaves them returning right.
+CTX="[attach again after the SIGKILL]"
+"$CALLTRACE" -q -p "$PROG" -o "$T/run3" -t 1 "${FUNCS[@]}" 2>"$T/ct3.err"
+CT_RC=$?
+[ "$CT_RC" = 0 ] || fail "calltrace exited $CT_RC: $(tail -5 "$T/ct3.err")"
+traced_by "$PROG" 0 || fail "the program is still traced after calltrace exited"
+CT_TRACE=$T/run3/trace.json
+chk check-nesting
+echo fork >&3
+wait_until 30 "the program's fork after the second attachment" grep -q '^forked 2$' "$PROG_LOG"
 target_finish 'rounds>0 1 errors 0'
 echo "attached without a breakpoint, then SIGKILLed: the program threw, walked, forked and loaded libraries on unharmed"

@@ -22,8 +22,9 @@
  * (session_may_break): what it cannot patch is left out, forked children run free, and the
  * unwinder's and the dynamic linker's entries get hooks in the program itself (entry_hook.c,
  * requests.c), which work on once calltrace is gone; attaching after a calltrace that was killed
- * puts back what that one left (stale_patches.c, running_threads.c). The shadow stacks are private to the program, so a child it
- * forks after calltrace died never returns through its parent's entries.
+ * puts back what that one left (stale_patches.c, running_threads.c). The shadow stacks are private
+ * to the program, so a child it forks after calltrace died never returns through its parent's
+ * entries.
  *
  * What it does not do falls back or is said: forked children are traced by the breakpoints
  * until they exec (one line), functions it cannot patch safely (too short, a loop head at the
@@ -104,6 +105,7 @@ bool inject_patched_at(const struct session *s, const struct process *p, uint64_
 /* -p, once the entries are patched with every thread of p stopped: each gets its control
  * block (attach.c); via: the thread to run system calls in. */
 void inject_attach_threads(struct session *s, struct process *p, pid_t via);
+bool inject_in_stale_code(const struct session *s, const struct process *p, uint64_t pc);
 /* Leaving attached processes, every thread stopped and out of the injected code: entries and
  * hooked return addresses restored, no trampoline waits for calltrace any more. Returns 0, or
  * -1 (said on stderr). */
@@ -132,9 +134,20 @@ bool inject_hooked_return(const struct session *s, const struct thread *t, uint6
 struct ptrace_stop;
 int inject_wait(struct session *s, struct ptrace_stop *stop);
 
+/* The code a killed calltrace left in a program: its stubs and blob copies. */
+struct code_range {
+    uint64_t lo, hi;
+};
+struct stale_code {
+    struct code_range *v;
+    size_t n;
+};
+
 /* Attaching: the jumps a killed calltrace left over entries (traced functions, hooks) get the
- * files' bytes back, every thread of p stopped (stale_patches.c). */
-void inject_undo_stale_patches(struct process *p);
+ * files' bytes back, every thread of p stopped, and the code they led to is added to *old
+ * (stale_patches.c). */
+void inject_undo_stale_patches(struct process *p, struct stale_code *old);
+bool stale_code_has(const struct stale_code *old, uint64_t pc);
 /* t stopped at its exit: its thread control block marked untraced (threads.c says why). */
 void inject_on_thread_exit(struct session *s, struct thread *t);
 /* A new thread's first stop: gives it a control block. A forked child's first thread gets its

@@ -97,14 +97,30 @@ static void unhook_stale(struct process *p, pid_t tid, uint64_t ctl)
     free((void *)exits.libs);
 }
 
+bool inject_in_stale_code(const struct session *s, const struct process *p, uint64_t pc)
+{
+    const struct inject_space *sp = addr_map_get(&s->inject->spaces, (uint64_t)p->pid);
+    return sp && stale_code_has(&sp->stale, pc);
+}
+
 /* Gives the stopped thread t its control block (the main thread the one set up for it). */
 static void give_block(struct session *s, struct inject_space *sp, struct thread *t, pid_t via)
 {
     arch_regs regs;
     bool is_main = t->tid == sp->pid;
     int slot = is_main ? space_slot_of(sp, t->tid) : -1;
-    if (ptrace(PTRACE_GETREGS, t->tid, 0, &regs) < 0 ||
-        !is_glibc_tcb(t->proc, arch_tls_base(&regs))) {
+    if (ptrace(PTRACE_GETREGS, t->tid, 0, &regs) < 0)
+        return;
+    if (stale_code_has(&sp->stale, arch_pc(&regs))) {
+        /* still inside a killed calltrace's entry or exit (control/attach.c could not step it
+         * out): it keeps that calltrace's block, whose code and memory stay, untraced by us */
+        dbg(DBG_INJECT, 1, "thread %d: inside an earlier calltrace's code: not traced",
+            (int)t->tid);
+        if (slot >= 0)
+            space_slot_release(s->inject, sp, slot);
+        return;
+    }
+    if (!is_glibc_tcb(t->proc, arch_tls_base(&regs))) {
         dbg(DBG_INJECT, 1, "thread %d: no glibc thread control block: its calls are not recorded",
             (int)t->tid);
         if (slot >= 0)

@@ -115,8 +115,9 @@ long inject_trace_image(struct session *s, struct process *p, pid_t via,
     }
     if (!image->nsegments)
         return -1;
+    struct stale_code stale = {0};
     if (s->attached)
-        inject_undo_stale_patches(p);
+        inject_undo_stale_patches(p, &stale);
     size_t len = BLOB_ROOM + patch_code_size(image);
     uint64_t code = scratch_alloc(p, via, image->segments[0].vaddr + bias, len, len);
     if (!code) {
@@ -124,11 +125,15 @@ long inject_trace_image(struct session *s, struct process *p, pid_t via,
                     "inject engine: process %d: no room for code near %s; it is traced by the "
                     "ptrace engine",
                     (int)p->pid, image->path);
+        free(stale.v);
         return -1;
     }
     struct inject_space *sp = space_new(p, via, code + BLOB_ROOM - 64, e->ring_size);
-    if (!sp)
+    if (!sp) {
+        free(stale.v);
         return -1;
+    }
+    sp->stale = stale;
     int main_slot = space_slot_take(sp, p->pid);
     space_slot_own(sp, main_slot, p, via);
     space_store(sp->local, 0, main_slot < 0 ? 1 : space_ctl_remote(sp, main_slot));

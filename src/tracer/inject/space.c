@@ -161,6 +161,7 @@ void space_free(struct inject_engine *e, struct inject_space *sp)
     close(sp->memfd);
     free(sp->patches);
     free(sp->lib_blobs);
+    free(sp->stale.v);
     free(sp);
 }
 

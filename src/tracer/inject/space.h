@@ -76,7 +76,8 @@ struct inject_space {
     uint64_t resume_addrs[UNWIND_RESUME_MAX]; /* _Unwind_Resume, hooked once needed */
     size_t nresume_addrs;
     bool resume_hooked;
-    uint64_t linker_hook; /* the dynamic linker's _dl_debug_state, hooked in the program, or 0 */
+    uint64_t linker_hook;    /* the dynamic linker's _dl_debug_state, hooked in the program, or 0 */
+    struct stale_code stale; /* attached: what a killed calltrace left (stale_patches.c) */
 };
 
 /* Has p create the region (a memfd) and map it, through the stopped thread via, and maps it in

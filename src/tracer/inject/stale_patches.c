@@ -7,7 +7,11 @@
  * (its first bytes, inject_func_stub's). Those bytes get the file's back; the old stubs and
  * relocated code stay mapped, so a thread inside them still goes on to the function's rest, and
  * the calls the old trampolines hooked are put back by running_threads.c (unhook_stale).
- * Anything else that differs from the file (another tool's patch) is left as it is. */
+ * Anything else that differs from the file (another tool's patch) is left as it is.
+ *
+ * The code those jumps led to (each stub, and the blob copy it enters) is noted in a
+ * struct stale_code: a thread stopped there now is halfway through that calltrace's entry or
+ * exit, and must finish it before its thread gets a block of ours (control/attach.c steps it). */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -54,9 +58,42 @@ static bool stub_at(const struct process *p, uint64_t addr)
     return mem_read(p->mem_fd, addr, got, sizeof(got)) == 0 && memcmp(got, want, sizeof(got)) == 0;
 }
 
+static void note_range(struct stale_code *old, uint64_t lo, uint64_t hi)
+{
+    for (size_t i = 0; i < old->n; i++)
+        if (old->v[i].lo == lo)
+            return;
+    struct code_range *more = reallocarray(old->v, old->n + 1, sizeof(*more));
+    if (!more)
+        return; /* the thread stopped there is stepped no further: rare, and said at attach */
+    old->v = more;
+    old->v[old->n++] = (struct code_range){lo, hi};
+}
+
+/* The stub at stub and the blob copy its jump enters (found where a copy of ours starts). */
+static void note_stub(const struct process *p, uint64_t stub, struct stale_code *old)
+{
+    note_range(old, stub, stub + FUNC_CODE_SIZE);
+    uint8_t jump[5], head[32];
+    if (mem_read(p->mem_fd, stub + FUNC_STUB_LEN - 5, jump, sizeof(jump)) < 0 || jump[0] != 0xe9)
+        return;
+    int32_t rel;
+    memcpy(&rel, jump + 1, sizeof(rel));
+    uint64_t entry = stub + FUNC_STUB_LEN + (uint64_t)(int64_t)rel;
+    const size_t offs[] = {inject_blob_entry_off, inject_blob_entry_args_off, inject_blob_hook_off};
+    for (size_t i = 0; i < sizeof(offs) / sizeof(offs[0]); i++) {
+        uint64_t base = entry - offs[i];
+        if (mem_read(p->mem_fd, base, head, sizeof(head)) == 0 &&
+            memcmp(head, inject_blob, sizeof(head)) == 0) {
+            note_range(old, base, base + inject_blob_size);
+            return;
+        }
+    }
+}
+
 /* Puts the file's bytes back over each jump to a stub in the mapping m; returns how many. */
 static size_t repair_map(const struct process *p, const struct text_map *m, const uint8_t *mem,
-                         const uint8_t *file, size_t len)
+                         const uint8_t *file, size_t len, struct stale_code *old)
 {
     size_t repaired = 0;
     for (size_t i = 0; i + 5 <= len; i++) {
@@ -64,8 +101,10 @@ static size_t repair_map(const struct process *p, const struct text_map *m, cons
             continue;
         int32_t rel;
         memcpy(&rel, mem + i + 1, sizeof(rel));
-        if (!stub_at(p, m->lo + i + 5 + (uint64_t)(int64_t)rel))
+        uint64_t stub = m->lo + i + 5 + (uint64_t)(int64_t)rel;
+        if (!stub_at(p, stub))
             continue;
+        note_stub(p, stub, old);
         size_t end = i + 5; /* the jump, then the int3s of the bytes it covered */
         while (end < len && end < i + sizeof(((struct inject_patch *)0)->orig) &&
                mem[end] != file[end] && mem[end] == 0xcc)
@@ -84,7 +123,7 @@ static size_t repair_map(const struct process *p, const struct text_map *m, cons
 /* Compares the mapping with its file (the same file: the same inode), and repairs it. The path
  * is the program's to change (it may be another user's): a link or a FIFO planted there is not
  * followed or waited on, and a file that is not the one mapped is not read. */
-static size_t check_map(const struct process *p, const struct text_map *m)
+static size_t check_map(const struct process *p, const struct text_map *m, struct stale_code *old)
 {
     size_t len = m->hi - m->lo, repaired = 0;
     int fd = open(m->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
@@ -95,7 +134,7 @@ static size_t check_map(const struct process *p, const struct text_map *m)
         mem_read(p->mem_fd, m->lo, mem, len) == 0) {
         ssize_t got = pread(fd, file, len, (off_t)m->offset);
         if (got > 0)
-            repaired = repair_map(p, m, mem, file, (size_t)got);
+            repaired = repair_map(p, m, mem, file, (size_t)got, old);
     }
     if (fd >= 0)
         close(fd);
@@ -104,7 +143,7 @@ static size_t check_map(const struct process *p, const struct text_map *m)
     return repaired;
 }
 
-void inject_undo_stale_patches(struct process *p)
+void inject_undo_stale_patches(struct process *p, struct stale_code *old)
 {
     char path[64], line[4400];
     snprintf(path, sizeof(path), "/proc/%d/maps", (int)p->pid);
@@ -117,9 +156,17 @@ void inject_undo_stale_patches(struct process *p)
     struct text_map m;
     while (fgets(line, sizeof(line), f))
         if (parse_text_map(line, &m))
-            repaired += check_map(p, &m);
+            repaired += check_map(p, &m, old);
     fclose(f);
     if (repaired)
         dbg(DBG_INJECT, 1, "process %d: %zu entries an earlier calltrace patched put back",
             (int)p->pid, repaired);
+}
+
+bool stale_code_has(const struct stale_code *old, uint64_t pc)
+{
+    for (size_t i = 0; i < old->n; i++)
+        if (pc >= old->v[i].lo && pc < old->v[i].hi)
+            return true;
+    return false;
 }

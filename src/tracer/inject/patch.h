@@ -13,11 +13,11 @@ size_t patch_code_size(const struct elf_image *image);
 
 /* Patches every traced function of image (loaded at bias in p, stopped thread via) that can be
  * patched safely: its code goes at code (patch_code_size bytes in p, within a jump of the
- * image), the trampolines' blob at blob; -A/-R tables (tracer/inject/captures.h) are placed there too.
- * The others (too short, a branch into the bytes the jump
- * would cover, an unrelocatable prologue) get the ptrace engine's entry breakpoint, and -v says
- * which and why. Records the functions (ids from s->next_func_id) and adds the original bytes
- * to sp's patches. Returns the number traced, or -1 when the image could not be read. */
+ * image), the trampolines' blob at blob; -A/-R tables (tracer/inject/captures.h) are placed there
+ * too. The others (too short, a branch into the bytes the jump would cover, an unrelocatable
+ * prologue) get the ptrace engine's entry breakpoint, and -v says which and why. Records the
+ * functions (ids from s->next_func_id) and adds the original bytes to sp's patches. Returns the
+ * number traced, or -1 when the image could not be read. */
 long patch_image(struct session *s, struct process *p, pid_t via, struct inject_space *sp,
                  const struct elf_image *image, uint64_t bias, uint64_t code, uint64_t blob);
 

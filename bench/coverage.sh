@@ -246,7 +246,8 @@ parse_uf()
 # nor clone suffixes, as uftrace's default --demangle=simple prints them).
 uf_syms()
 {
-    local sym=$1/$(basename "$2").sym b
+    local sym b
+    sym=$1/$(basename "$2").sym
     [ -f "$sym" ] || return 0
     b=$(load_base "$2")
     awk -v b="${b:-0}" "$AWKLIB"'
@@ -280,7 +281,7 @@ declare -A LEGEND=(
     [resume]="calltrace: a thread may resume in the middle of the bytes the jump would cover"
     [ifunc-extent]="calltrace: an IFUNC implementation whose extent is not known (IFUNC lines, not among the functions counted)"
     [crt/cold]="calltrace skipped: C runtime code, or the cold part of a function"
-    [out-jump]="uftrace: a jump after the patched bytes leaves the function for an address that is no function's entry (\"jump to middle of function\": a .cold part, or another function's middle)"
+    [out-jump]="uftrace: a jump after the patched bytes leaves the function for an address no symbol starts at (\"jump to middle of function\": a .cold part, a static function a stripped file has no symbol for, another function's middle)"
     [jump-back]="uftrace: a jump lands inside the patched bytes (\"jump to prologue\")"
     [reljmp]="uftrace: a jump in the patched bytes it cannot relocate (\"prologue has relative jump\")"
     [relcall]="uftrace: a call in the patched bytes it cannot relocate (\"prologue has (relative) call\")"
@@ -290,18 +291,17 @@ declare -A LEGEND=(
     [size]="uftrace skipped: shorter than 6 bytes (no message), or every function of a module it takes for a -pg/-mfentry build"
     [SKIP]="uftrace skipped with \">> SKIP\": a .cold name, or endbr64 and less than 6 bytes more"
 )
-USED_TAGS=()
 
 ROWS=()
 NOTES=()
 CROSS=()
 EXAMPLE_TEXT=()
 
-# disasm FILE ADDR SIZE: its first instructions (up to 4, or 12 bytes), on one line.
+# disasm FILE ADDR SIZE: its first instructions (up to 4), on one line.
 disasm()
 {
     local stop
-    stop=$(awk -v a="$2" -v s="$3" "$AWKLIB"'BEGIN { n = s < 12 ? s : 12; print "0x" hexstr(hexval(a) + n) }')
+    stop=$(awk -v a="$2" -v s="$3" "$AWKLIB"'BEGIN { n = s < 64 ? s : 64; print "0x" hexstr(hexval(a) + n) }')
     objdump -d -M intel --no-show-raw-insn --start-address="0x$2" --stop-address="$stop" "$1" 2>/dev/null |
         awk -F'\t' '/^ *[0-9a-f]+:\t/ { sub(/ *#.*/, "", $2); gsub(/  +/, " ", $2); if (n < 4) s = s (n++ ? "; " : "") $2 }
             END { print s }'
@@ -474,7 +474,7 @@ measure()
     while IFS=$'\t' read -r k v; do S[$k]=$v; done < <(awk -F'\t' '$1 == "sum" { print $2 "\t" $3 }' "$d/result.tsv")
 
     # the cells
-    local funcs ct_in ct_fb uf_p uf_f why tag c parts
+    local funcs ct_in ct_fb uf_p uf_f why tag c
     local ctf=${S[ct_funcs]} ifn=${S[ct_ifunc]}
     funcs=$ctf
     [ "$ifn" = 0 ] || funcs+=" +$ifn IFUNC"
@@ -542,29 +542,27 @@ pct() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1f%%", 100 * a / b
 # whys "REASON\035N\034..." [uf]: "tag N, tag N" by count.
 whys()
 {
-    local r=$1 side=${2:-ct} item reason n tag out=()
+    local r=$1 side=${2:-ct} reason n tag out=()
     [ -n "$r" ] || return 0
     while IFS=$'\035' read -r reason n; do
         [ -n "$reason" ] || continue
         if [ "$side" = uf ]; then tag=$reason; else tag=$(ct_tag "$reason"); fi
-        remember_tag "$tag"
         out+=("$n $tag")
     done < <(printf '%s\n' "$r" | tr '\034' '\n')
     printf '%s\n' "${out[@]}" | sort -rn | awk '{ n = $1; $1 = ""; sub(/^ /, ""); s = s (NR > 1 ? ", " : "") $0 " " n } END { print s }'
-}
-
-remember_tag()
-{
-    local t
-    for t in "${USED_TAGS[@]}"; do [ "$t" != "$1" ] || return 0; done
-    USED_TAGS+=("$1")
 }
 
 # cross_cell DIR KIND: "N (tag n, ...): name, name" for the by-address differences.
 cross_cell()
 {
     awk -F'\t' -v k="$2" '$1 == "cross" && $2 == k { n++; c[$3]++; if (n <= 3) names = names (n > 1 ? ", " : "") $6 }
-        END { if (!n) { print 0; exit } for (t in c) r = r (r == "" ? "" : "; ") t " " c[t]; print n " (" r ": " names (n > 3 ? ", ..." : "") ")" }' \
+        END {
+            if (!n) { print 0; exit }
+            for (t in c) tags[++m] = t
+            for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (c[tags[j]] > c[tags[i]]) { x = tags[i]; tags[i] = tags[j]; tags[j] = x }
+            for (i = 1; i <= m; i++) r = r (i > 1 ? ", " : "") tags[i] " " c[tags[i]]
+            print n " (" r "; e.g. " names (n > 3 ? ", ..." : "") ")"
+        }' \
         "$1/result.tsv" | while IFS= read -r line; do
         # the full reasons of calltrace read as tags
         local t
@@ -643,8 +641,11 @@ echo "functions: calltrace's count of the image's FUNC symbols with a size, one 
 echo "\"N functions\"), + IFUNC implementations it could not place; uftrace's total (FUNC symbols of"
 echo "its own symbol table, one per address, less _start and __libc_csu_*). Percentages are of each"
 echo "tool's own count. Tags:"
-for t in "${USED_TAGS[@]}" size; do
-    [ -z "${LEGEND[$t]:-}" ] || printf '  %-13s %s\n' "$t" "${LEGEND[$t]}"
+ALL_CELLS="${ROWS[*]} ${CROSS[*]}"
+for t in short branch-in branch-among loop-entry resume ifunc-extent crt/cold out-jump jump-back \
+    reljmp relcall pcrel badsym - size SKIP; do
+    [[ $ALL_CELLS == *"$t "[0-9]* ]] || continue
+    printf '  %-13s %s\n' "$t" "${LEGEND[$t]}"
 done
 [ "$TABLE_ONLY" = 0 ] || exit 0
 

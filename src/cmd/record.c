@@ -243,10 +243,13 @@ static void print_summary(const char *run, const struct trace_json_stats *stats,
                 (unsigned long long)lost);
     if (counts->left_out_functions)
         fprintf(stderr,
-                "calltrace: %llu functions left out: the inject engine cannot patch them, and "
+                "calltrace: %llu function%s left out: the inject engine cannot patch %s, and "
                 "a breakpoint would kill the program if calltrace died (-v says which; "
-                "--attach-breakpoints traces them)\n",
-                (unsigned long long)counts->left_out_functions);
+                "--attach-breakpoints traces %s)\n",
+                (unsigned long long)counts->left_out_functions,
+                counts->left_out_functions == 1 ? "" : "s",
+                counts->left_out_functions == 1 ? "it" : "them",
+                counts->left_out_functions == 1 ? "it" : "them");
     if (counts->left_out_children)
         fprintf(stderr,
                 "calltrace: %llu child process%s left untraced: the ptrace engine would trace "

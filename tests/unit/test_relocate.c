@@ -236,14 +236,62 @@ static void test_prologue_retargets_rip_relative(void)
     cs_free(insn, n);
 }
 
-static void test_prologue_refuses_an_early_branch(void)
+static void test_prologue_moves_an_early_branch(void)
 {
-    /* test edi, edi; je +0x10; ...: the branch is not the last covered instruction */
+    /* test edi, edi; je +0x10; nop: the jcc among the covered instructions becomes rel32 */
     const uint8_t code[] = {0x85, 0xff, 0x74, 0x10, 0x90, 0x90, 0x90};
     uint8_t out[88];
     size_t covered;
     const char *why = NULL;
-    CHECK(prologue(code, sizeof(code), 0x400000, out, &covered, &why) == 0);
+    size_t len = prologue(code, sizeof(code), 0x300000, out, &covered, &why);
+    CHECK(len > 0);
+    CHECK_EQ_U64(covered, 5);
+    cs_insn *insn;
+    size_t n = cs_disasm(cs, out, len, 0x300000, 0, &insn);
+    CHECK(n == 4);
+    if (n == 4) {
+        CHECK(insn[0].id == X86_INS_TEST);
+        CHECK(insn[1].id == X86_INS_JE && insn[1].size == 6);
+        CHECK_EQ_U64(insn[1].detail->x86.operands[0].imm, 0x401014);
+        CHECK(insn[2].id == X86_INS_NOP);
+        CHECK(insn[3].id == X86_INS_JMP);
+        CHECK_EQ_U64(insn[3].detail->x86.operands[0].imm, 0x401005);
+    }
+    cs_free(insn, n);
+}
+
+static void test_prologue_loops_in_its_copy(void)
+{
+    /* countdown: sub edi, 1; jne countdown; ...: the loop turns in the copy, not through the
+     * entry (each turn would look like a call) */
+    const uint8_t code[] = {0x83, 0xef, 0x01, 0x75, 0xfb, 0x89, 0xf8, 0xc3};
+    uint8_t out[88];
+    size_t covered;
+    const char *why = NULL;
+    size_t len = prologue(code, sizeof(code), 0x300000, out, &covered, &why);
+    CHECK(len > 0);
+    CHECK_EQ_U64(covered, 5);
+    cs_insn *insn;
+    size_t n = cs_disasm(cs, out, len, 0x300000, 0, &insn);
+    CHECK(n == 3);
+    if (n == 3) {
+        CHECK(insn[1].id == X86_INS_JNE);
+        CHECK_EQ_U64(insn[1].detail->x86.operands[0].imm, 0x300000);
+        CHECK_EQ_U64(insn[2].detail->x86.operands[0].imm, 0x401005);
+    }
+    cs_free(insn, n);
+}
+
+static void test_prologue_refuses_an_early_call(void)
+{
+    /* call +0; nop: the callee would return into the covered bytes */
+    const uint8_t code[] = {0xe8, 0, 0, 0, 0, 0x90};
+    uint8_t out[88];
+    size_t covered;
+    const char *why = NULL;
+    CHECK(prologue(code, sizeof(code), 0x400000, out, &covered, &why) > 0);
+    const uint8_t two[] = {0xff, 0xd0, 0x90, 0x90, 0x90, 0x90}; /* call rax; nop... */
+    CHECK(prologue(two, sizeof(two), 0x400000, out, &covered, &why) == 0);
     CHECK(why != NULL);
 }
 
@@ -284,7 +332,9 @@ int main(void)
     test_garbage_is_refused();
     test_prologue_covers_whole_instructions();
     test_prologue_retargets_rip_relative();
-    test_prologue_refuses_an_early_branch();
+    test_prologue_moves_an_early_branch();
+    test_prologue_loops_in_its_copy();
+    test_prologue_refuses_an_early_call();
     test_prologue_ends_at_ret();
     x86_decoder_close(&cs);
     return unit_finish("relocate");

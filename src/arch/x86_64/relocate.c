@@ -338,7 +338,8 @@ static bool may_branch(const cs_insn *insn)
            insn->id == X86_INS_XBEGIN;
 }
 
-/* The last instruction of a prologue: whatever x86_relocate makes of it, placed at e's end. */
+/* The last instruction of a prologue that may branch (a call, ret, indirect jump, jrcxz):
+ * whatever x86_relocate makes of it, placed at e's end. */
 static int relocate_last(struct emitter *e, csh handle, const uint8_t *code, size_t avail,
                          uint64_t addr, const char **why)
 {
@@ -352,53 +353,171 @@ static int relocate_last(struct emitter *e, csh handle, const uint8_t *code, siz
     return 0;
 }
 
-int x86_relocate_prologue(csh handle, const uint8_t *code, size_t avail, uint64_t addr,
-                          size_t min_len, uint64_t ool, uint8_t *out, size_t out_max,
-                          size_t *out_len, size_t *covered, const char **why)
+/* A jcc with a rel8 or rel32 form (not jrcxz/loop, which only have rel8): its condition code. */
+static int jcc_condition(const cs_insn *insn)
 {
-    uint8_t buf[RELOC_MAX_CODE * 4];
-    struct emitter e = {buf, 0, ool};
-    size_t off = is_endbr64(code, avail) ? 4 : 0; /* a nop without user-space IBT */
-    bool ended = false;
+    const cs_x86 *x = &insn->detail->x86;
+    if (x->opcode[0] >= 0x70 && x->opcode[0] <= 0x7f)
+        return x->opcode[0] & 0x0f;
+    if (x->opcode[0] == 0x0f && x->opcode[1] >= 0x80 && x->opcode[1] <= 0x8f)
+        return x->opcode[1] & 0x0f;
+    return -1;
+}
+
+/* The instructions a prologue relocation copies: offsets from addr, and where each went. */
+#define PROLOGUE_MAX_INSNS 16
+
+struct prologue {
+    const uint8_t *code;
+    size_t avail;
+    uint64_t addr;
+    size_t n;
+    size_t off[PROLOGUE_MAX_INSNS + 1]; /* off[n]: the end of the last */
+    size_t copy_at[PROLOGUE_MAX_INSNS];
+    bool ends_flow; /* the last is a ret or jmp */
+};
+
+/* Where a branch of the prologue to target goes in the copy: the copy of the instruction that
+ * starts there when target is inside the covered bytes (the start too: a loop whose head is the
+ * entry turns in the copy, not through the trampoline again), else target itself; *index: the
+ * instruction, or SIZE_MAX. -1: a branch into the middle of one. */
+static int map_target(const struct prologue *pl, uint64_t ool, uint64_t target, uint64_t *to,
+                      size_t *index)
+{
+    *index = SIZE_MAX;
+    *to = target;
+    if (target < pl->addr || target >= pl->addr + pl->off[pl->n])
+        return target == pl->addr ? (*to = ool, 0) : 0; /* the start, before a dropped endbr64 */
+    for (size_t i = 0; i < pl->n; i++)
+        if (pl->addr + pl->off[i] == target) {
+            *index = i;
+            return 0;
+        }
+    return target == pl->addr ? (*to = ool, 0) : -1;
+}
+
+/* Pass 1: which instructions the jump covers (at least min_len bytes, a leading endbr64 left
+ * out), stopping early at a ret or jmp. A call may only be the last one: the callee returns to
+ * the address after it, in the original code. */
+static int plan_prologue(csh handle, struct prologue *pl, size_t min_len, const char **why)
+{
+    size_t off = is_endbr64(pl->code, pl->avail) ? 4 : 0; /* a nop without user-space IBT */
+    pl->n = 0;
+    pl->ends_flow = false;
     while (off < min_len) {
         cs_insn *insn = NULL;
-        if (off >= avail || cs_disasm(handle, code + off, avail - off, addr + off, 1, &insn) != 1) {
+        if (off >= pl->avail || pl->n == PROLOGUE_MAX_INSNS ||
+            cs_disasm(handle, pl->code + off, pl->avail - off, pl->addr + off, 1, &insn) != 1) {
             *why = "undecodable instruction";
             return -1;
         }
         size_t size = insn->size;
-        /* a return or jump ends the function's flow: what follows may be padding, which the
-         * caller may choose to cover */
-        bool ends_flow =
-            insn->id == X86_INS_RET || insn->id == X86_INS_RETF || insn->id == X86_INS_JMP;
-        bool last = off + size >= min_len || ends_flow;
-        int rc = 0;
-        if (may_branch(insn)) {
-            if (!last) {
-                *why = "a branch among the instructions the jump would cover";
+        bool ends = insn->id == X86_INS_RET || insn->id == X86_INS_RETF || insn->id == X86_INS_JMP;
+        bool last = off + size >= min_len || ends;
+        bool fine = !may_branch(insn) || last ||
+                    (jcc_condition(insn) >= 0 && has_group(insn, X86_GRP_BRANCH_RELATIVE));
+        cs_free(insn, 1);
+        if (!fine) {
+            *why = "a call or indirect branch among the instructions the jump would cover";
+            return -1;
+        }
+        pl->off[pl->n++] = off;
+        off += size;
+        if (ends) {
+            pl->ends_flow = true;
+            break;
+        }
+    }
+    pl->off[pl->n] = off;
+    return 0;
+}
+
+/* A jcc of the prologue, as jcc rel32 (patched in pass 3 when its target is in the copy). */
+struct fixup {
+    size_t at;    /* where its rel32 is, in the copy */
+    size_t index; /* the instruction it goes to */
+};
+
+/* Pass 2: the copy. Conditional branches become rel32 (the copy is far from their targets) and
+ * those whose target is in the covered bytes go to the copy's instruction; the last one is
+ * relocated as x86_relocate does, a jump to the covered bytes going to the copy too. */
+static int emit_prologue(struct emitter *e, csh handle, struct prologue *pl, struct fixup *fix,
+                         size_t *nfix, const char **why)
+{
+    *nfix = 0;
+    for (size_t i = 0; i < pl->n; i++) {
+        size_t off = pl->off[i];
+        pl->copy_at[i] = e->len;
+        cs_insn *insn = NULL;
+        if (cs_disasm(handle, pl->code + off, pl->avail - off, pl->addr + off, 1, &insn) != 1) {
+            *why = "undecodable instruction";
+            return -1;
+        }
+        int rc = 0, cc = jcc_condition(insn);
+        bool branch = may_branch(insn), rel = has_group(insn, X86_GRP_BRANCH_RELATIVE);
+        uint64_t to = 0;
+        size_t index = SIZE_MAX;
+        if (branch && rel && (cc >= 0 || insn->id == X86_INS_JMP) &&
+            map_target(pl, e->base, relative_target(insn), &to, &index) < 0) {
+            *why = "a branch into the middle of an instruction the jump would cover";
+            rc = -1;
+        } else if (branch && rel && cc >= 0) {
+            const uint8_t op[2] = {0x0f, (uint8_t)(0x80 | cc)};
+            int64_t rel32 = (int64_t)(to - (e->base + e->len + 6));
+            if (index == SIZE_MAX && !fits_rel32(rel32)) {
+                *why = "a conditional branch out of reach of the scratch page";
                 rc = -1;
-            } else {
-                rc = relocate_last(&e, handle, code + off, avail - off, addr + off, why);
-                ended = true;
             }
+            emit(e, op, 2);
+            if (index != SIZE_MAX)
+                fix[(*nfix)++] = (struct fixup){e->len, index};
+            emit_u32(e, (uint32_t)(int32_t)rel32);
+        } else if (branch && rel && insn->id == X86_INS_JMP) {
+            if (index != SIZE_MAX) {
+                static const uint8_t jmp32[] = {0xe9};
+                emit(e, jmp32, 1);
+                fix[(*nfix)++] = (struct fixup){e->len, index};
+                emit_u32(e, 0);
+            } else {
+                emit_jmp(e, to);
+            }
+        } else if (branch) {
+            rc = relocate_last(e, handle, pl->code + off, pl->avail - off, pl->addr + off, why);
+            pl->ends_flow = true; /* it goes on (or returns) where it would have */
         } else {
-            rc = copy_rip_fixed(&e, insn, addr + off, why);
+            rc = copy_rip_fixed(e, insn, pl->addr + off, why);
         }
         cs_free(insn, 1);
         if (rc < 0)
             return -1;
-        off += size;
-        if (ended)
-            break;
     }
-    if (!ended)
-        emit_jmp(&e, addr + off);
+    if (!pl->ends_flow)
+        emit_jmp(e, pl->addr + pl->off[pl->n]);
+    return 0;
+}
+
+int x86_relocate_prologue(csh handle, const uint8_t *code, size_t avail, uint64_t addr,
+                          size_t min_len, uint64_t ool, uint8_t *out, size_t out_max,
+                          size_t *out_len, size_t *covered, const char **why)
+{
+    uint8_t buf[RELOC_MAX_CODE * 4 + PROLOGUE_MAX_INSNS * 6];
+    struct emitter e = {buf, 0, ool};
+    struct prologue pl = {.code = code, .avail = avail, .addr = addr};
+    struct fixup fix[PROLOGUE_MAX_INSNS];
+    size_t nfix;
+    if (plan_prologue(handle, &pl, min_len, why) < 0 ||
+        emit_prologue(&e, handle, &pl, fix, &nfix, why) < 0)
+        return -1;
+    for (size_t i = 0; i < nfix; i++) { /* pass 3: branches within the copy */
+        int32_t rel = (int32_t)(pl.copy_at[fix[i].index] - (fix[i].at + 4));
+        memcpy(buf + fix[i].at, &rel, 4);
+    }
     if (e.len > out_max) {
         *why = "relocated instructions too long";
         return -1;
     }
     memcpy(out, buf, e.len);
     *out_len = e.len;
-    *covered = off;
+    *covered = pl.off[pl.n];
     return 0;
 }

@@ -52,7 +52,7 @@ static bool padding_until_jump(const uint8_t *code, uint64_t addr, size_t covere
 static bool patched_at(const struct inject_space *sp, uint64_t addr)
 {
     for (size_t i = 0; i < sp->npatches; i++)
-        if (sp->patches[i].addr == addr)
+        if (sp->patches[i].entry && sp->patches[i].addr == addr)
             return true;
     return false;
 }
@@ -123,7 +123,7 @@ const char *inject_hook_entry(struct session *s, struct process *p, struct injec
     if (inject_write_blob(p, blob, sp) < 0 || mem_write(p->mem_fd, stub, buf, sizeof(buf)) < 0)
         return strerror(errno);
     struct inject_patch *pt = &sp->patches[sp->npatches];
-    *pt = (struct inject_patch){.addr = addr, .len = (uint8_t)covered};
+    *pt = (struct inject_patch){.addr = addr, .len = (uint8_t)covered, .entry = true};
     memcpy(pt->orig, code, covered);
     uint8_t jump[sizeof(pt->orig)];
     inject_entry_jump(jump, covered, addr, stub);

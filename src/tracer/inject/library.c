@@ -157,7 +157,7 @@ bool inject_patched_at(const struct session *s, const struct process *p, uint64_
 {
     const struct inject_space *sp = addr_map_get(&s->inject->spaces, (uint64_t)p->pid);
     for (size_t i = 0; sp && i < sp->npatches; i++)
-        if (sp->patches[i].addr == addr)
+        if (sp->patches[i].entry && sp->patches[i].addr == addr)
             return true;
     return false;
 }

@@ -10,6 +10,7 @@
 #include "arch/x86_64/relocate.h"
 #include "tracer/arg_capture.h"
 #include "tracer/inject/captures.h"
+#include "tracer/inject/hops.h"
 #include "tracer/inject/positions.h"
 #include "tracer/breakpoint/breakpoints.h"
 #include "remote/memory.h"
@@ -23,15 +24,23 @@ struct text {
     uint8_t *bytes; /* size + ARCH_MAX_INSN_LEN, the tail zeroed */
 };
 
-/* Every relative branch target found in the image's function bodies, sorted; and per function
- * whether its own body jumps back to its first byte (a loop whose head is the entry: every
- * turn would look like a call). */
+/* A relative branch found in the image's function bodies. */
+struct branch {
+    uint64_t target, from;
+    bool is_call;
+};
+
+/* Every relative branch of the image's function bodies, sorted by target; per function whether
+ * its last instruction never falls through (the padding after it is never run: hops.h); and the
+ * padding the hops may take. */
 struct branch_map {
-    uint64_t *targets;
+    struct branch *branches;
     size_t n, cap;
-    bool *loops_to_entry; /* per image function */
-    uint64_t *starts;     /* every function's runtime start, sorted */
+    bool *ends_flow;  /* per image function, decoded whole */
+    uint64_t *starts; /* every function's runtime start, sorted */
     size_t nstarts;
+    size_t first_range; /* the image's funcs from here on are unwind ranges, not symbols */
+    struct hop_gaps gaps;
 };
 
 size_t patch_code_size(const struct elf_image *image)
@@ -49,18 +58,38 @@ static const struct text *text_of(const struct text *texts, size_t n, uint64_t a
     return NULL;
 }
 
-static int push_target(struct branch_map *m, uint64_t t)
+static int push_branch(struct branch_map *m, const struct arch_insn *insn)
 {
     if (m->n == m->cap) {
         size_t cap = m->cap ? m->cap * 2 : 4096;
-        uint64_t *nt = reallocarray(m->targets, cap, sizeof(*nt));
-        if (!nt)
+        struct branch *nb = reallocarray(m->branches, cap, sizeof(*nb));
+        if (!nb)
             return -1;
-        m->targets = nt;
+        m->branches = nb;
         m->cap = cap;
     }
-    m->targets[m->n++] = t;
+    m->branches[m->n++] = (struct branch){insn->target, insn->addr, insn->is_call};
     return 0;
+}
+
+static int cmp_branch(const void *a, const void *b)
+{
+    const struct branch *x = a, *y = b;
+    return x->target < y->target ? -1 : x->target > y->target;
+}
+
+/* Does the instruction at code never fall through: ret, jmp (rel or indirect), ud2, int3, hlt? */
+static bool never_falls_through(const uint8_t *code, const struct arch_insn *insn)
+{
+    if (insn->is_ret || insn->is_int3 || code[0] == 0xe9 || code[0] == 0xeb || code[0] == 0xf4 ||
+        (code[0] == 0x0f && code[1] == 0x0b))
+        return true;
+    size_t at = 0; /* jmp r/m (ff /4, ff /5), after notrack, bnd or REX prefixes */
+    while (at < 2 && at + 1 < insn->len &&
+           (code[at] == 0x3e || code[at] == 0xf2 || (code[at] & 0xf0) == 0x40))
+        at++;
+    return code[at] == 0xff && at + 1 < insn->len && ((code[at + 1] >> 3) & 7) >= 4 &&
+           ((code[at + 1] >> 3) & 7) <= 5;
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -69,23 +98,23 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Disassembles one function body (or a range of code) linearly and notes its relative branch
- * targets; a byte that does not decode is stepped over, so that what follows is still seen. */
+/* Disassembles one function body (or a range of code) linearly and notes its relative
+ * branches; a byte that does not decode is stepped over, so that what follows is still seen.
+ * *ends_flow: its last instruction never falls through. */
 static int scan_body(struct arch_decoder *d, struct branch_map *m, const uint8_t *code,
-                     uint64_t size, uint64_t addr, bool *loops_to_entry)
+                     uint64_t size, uint64_t addr, bool *ends_flow)
 {
+    *ends_flow = false;
     for (uint64_t off = 0; off < size;) {
         struct arch_insn insn;
         if (!arch_decode(d, code + off, size - off, addr + off, &insn)) {
             off++;
+            *ends_flow = false;
             continue;
         }
+        *ends_flow = off + insn.len == size && never_falls_through(code + off, &insn);
         off += insn.len;
-        if (!insn.is_branch)
-            continue;
-        if (insn.target == addr && !insn.is_call)
-            *loops_to_entry = true;
-        if (push_target(m, insn.target) < 0)
+        if (insn.is_branch && push_branch(m, &insn) < 0)
             return -1;
     }
     return 0;
@@ -169,9 +198,10 @@ static int scan_branches(struct arch_decoder *d, const struct elf_image *image, 
                          const struct text *texts, size_t ntexts, size_t first_range,
                          const uint64_t *picks, size_t npicks, struct branch_map *m)
 {
-    m->loops_to_entry = calloc(image->nfuncs ? image->nfuncs : 1, sizeof(bool));
+    m->first_range = first_range;
+    m->ends_flow = calloc(image->nfuncs ? image->nfuncs : 1, sizeof(bool));
     struct span *spans = symbol_spans(image, first_range);
-    if (!m->loops_to_entry || !spans) {
+    if (!m->ends_flow || !spans) {
         free(spans);
         return -1;
     }
@@ -184,22 +214,24 @@ static int scan_branches(struct arch_decoder *d, const struct elf_image *image, 
             continue;
         uint64_t size = f->size < t->size - off ? f->size : t->size - off;
         uint64_t at = f->addr + bias;
-        bool *loops = &m->loops_to_entry[i], ignored;
+        bool *ends = &m->ends_flow[i], ignored;
         if (i >= first_range) { /* what a symbol's body at the same start left to see */
             uint64_t skip = symbol_end(spans, first_range, f->addr) - f->addr;
             if (skip >= size)
                 continue;
             if (skip)
-                off += skip, at += skip, size -= skip, loops = &ignored;
+                off += skip, at += skip, size -= skip, ends = &ignored;
             if (!close_to_pick(picks, npicks, at, at + size) &&
                 !may_branch_to_picks(t->bytes + off, size, at, picks, npicks))
                 continue;
         }
-        rc = scan_body(d, m, t->bytes + off, size, at, loops);
+        rc = scan_body(d, m, t->bytes + off, size, at, ends);
+        if (size < f->size)
+            *ends = false; /* cut short by the text's end */
     }
     free(spans);
     if (rc == 0 && m->n)
-        qsort(m->targets, m->n, sizeof(*m->targets), cmp_u64);
+        qsort(m->branches, m->n, sizeof(*m->branches), cmp_branch);
     m->starts = calloc(image->nfuncs ? image->nfuncs : 1, sizeof(*m->starts));
     if (!m->starts)
         return -1;
@@ -207,6 +239,65 @@ static int scan_branches(struct arch_decoder *d, const struct elf_image *image, 
         m->starts[m->nstarts++] = image->funcs[i].addr + bias;
     qsort(m->starts, m->nstarts, sizeof(*m->starts), cmp_u64);
     return rc;
+}
+
+/* The first branch whose target is above x, or m->n. */
+static size_t first_branch_above(const struct branch_map *m, uint64_t x)
+{
+    size_t lo = 0, hi = m->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (m->branches[mid].target <= x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Is every byte of [lo, hi) a nop or an int3, whole instructions? */
+static bool all_padding(struct arch_decoder *d, const uint8_t *code, uint64_t lo, uint64_t hi)
+{
+    for (uint64_t at = lo; at < hi;) {
+        struct arch_insn insn;
+        if (!arch_decode(d, code + (at - lo), hi - at, at, &insn) || !(insn.is_int3 || insn.is_nop))
+            return false;
+        at += insn.len;
+    }
+    return true;
+}
+
+#define MAX_GAP 64 /* longer runs of nops are not alignment padding */
+
+/* The hops' room: after each function decoded whole whose last instruction never falls
+ * through, up to the next function's start, when that is all padding and no branch lands in it. */
+static int find_gaps(struct arch_decoder *d, const struct elf_image *image, uint64_t bias,
+                     const struct text *texts, size_t ntexts, size_t first_range,
+                     struct branch_map *m)
+{
+    for (size_t i = 0; i < first_range; i++) {
+        const struct func_symbol *f = &image->funcs[i];
+        uint64_t end = f->addr + bias + f->size, off;
+        size_t next = first_above(m->starts, m->nstarts, end - 1); /* the first start >= end */
+        const struct text *t = text_of(texts, ntexts, end, &off);
+        if (!m->ends_flow[i] || !f->size || !t || next >= m->nstarts)
+            continue;
+        uint64_t hi = m->starts[next];
+        if (hi - end < HOP_LEN || hi - end > MAX_GAP || off + (hi - end) > t->size ||
+            first_branch_above(m, end - 1) != first_branch_above(m, hi - 1) ||
+            !all_padding(d, t->bytes + off, end, hi))
+            continue;
+        if (hop_gaps_add(&m->gaps, end, hi) < 0)
+            return -1;
+    }
+    hop_gaps_sort(&m->gaps);
+    /* the same gap seen after two symbols of one function: kept once */
+    size_t kept = 0;
+    for (size_t i = 0; i < m->gaps.n; i++)
+        if (!kept || m->gaps.v[kept - 1].lo != m->gaps.v[i].lo)
+            m->gaps.v[kept++] = m->gaps.v[i];
+    m->gaps.n = kept;
+    return 0;
 }
 
 /* The first element of sorted v[0..n) above x, or n. */
@@ -231,9 +322,15 @@ static bool inside(const uint64_t *v, size_t n, uint64_t addr, size_t len)
     return i < n && v[i] < addr + len;
 }
 
+/* Does a branch from outside [addr, addr + len) land inside it (after its first byte)? Those
+ * from inside are the relocated instructions' own, which the copy keeps to itself. */
 static bool branch_into(const struct branch_map *m, uint64_t addr, size_t len)
 {
-    return inside(m->targets, m->n, addr, len);
+    for (size_t i = first_branch_above(m, addr); i < m->n && m->branches[i].target < addr + len;
+         i++)
+        if (m->branches[i].from < addr || m->branches[i].from >= addr + len)
+            return true;
+    return false;
 }
 
 /* A function shorter than the jump, ending in ret or jmp: the jump may cover the alignment
@@ -244,7 +341,8 @@ static bool padding_follows(struct arch_decoder *d, const struct branch_map *m,
     size_t next = first_above(m->starts, m->nstarts, addr);
     if (next < m->nstarts && m->starts[next] < addr + ARCH_JUMP_LEN)
         return false;
-    if (off + ARCH_JUMP_LEN > t->size)
+    if (off + ARCH_JUMP_LEN > t->size ||
+        hop_gaps_taken(&m->gaps, addr + covered, addr + ARCH_JUMP_LEN))
         return false;
     for (size_t at = covered; at < ARCH_JUMP_LEN;) {
         struct arch_insn insn;
@@ -273,40 +371,136 @@ static int read_texts(struct process *p, const struct elf_image *image, uint64_t
     return 0;
 }
 
-/* Relocates f's first instructions into its code slot at code (fills buf). Returns how many
- * bytes of f the jump covers, or 0 with *why. */
-static size_t plan_function(struct session *s, struct arch_decoder *d, const struct func_symbol *f,
-                            size_t index, const struct text *t, uint64_t off, uint64_t addr,
-                            const struct branch_map *m, uint64_t code, uint8_t *buf,
-                            const char **why)
+/* What one function's patch writes: its entry, and the hops and retargeted loop branches that
+ * go with it (hops.h), each an inject_patch. */
+#define PLAN_MAX 8
+
+struct plan {
+    struct inject_patch w[PLAN_MAX]; /* w[0]: the entry */
+    size_t n;
+};
+
+static struct inject_patch *plan_add(struct plan *pl, const struct text *t, uint64_t addr,
+                                     size_t len)
 {
-    if (m->loops_to_entry[index]) {
-        *why = "its body jumps back to its first instruction";
+    if (pl->n == PLAN_MAX)
+        return NULL;
+    struct inject_patch *pt = &pl->w[pl->n++];
+    *pt = (struct inject_patch){.addr = addr, .len = (uint8_t)len, .entry = pl->n == 1};
+    memcpy(pt->orig, t->bytes + (addr - t->start), len);
+    return pt;
+}
+
+/* A hop to target in the padding within rel8 reach of next_ip, or 0. */
+static uint64_t plan_hop(struct plan *pl, struct branch_map *m, const struct text *t,
+                         uint64_t next_ip, uint64_t target)
+{
+    uint64_t hop = hop_take(&m->gaps, next_ip);
+    struct inject_patch *pt = hop ? plan_add(pl, t, hop, HOP_LEN) : NULL;
+    if (!pt)
         return 0;
+    pt->hop = true;
+    inject_entry_jump(pt->bytes, HOP_LEN, hop, target);
+    return hop;
+}
+
+/* The loops of f whose head is its entry (a branch back to its first byte, from outside the
+ * covered bytes, which the copy keeps to itself): each turn would look like a call. They go to
+ * the relocated first instructions instead (reloc), directly or through a hop. */
+static bool plan_loops(struct plan *pl, struct branch_map *m, const struct text *t,
+                       const struct func_symbol *f, uint64_t addr, size_t covered, uint64_t reloc,
+                       const char **why)
+{
+    for (size_t i = first_branch_above(m, addr - 1); i < m->n && m->branches[i].target == addr;
+         i++) {
+        const struct branch *b = &m->branches[i];
+        if (b->is_call || b->from < addr + covered || b->from >= addr + f->size)
+            continue; /* a call, one of the copy's, or another function's tail call */
+        struct arch_branch_bytes bb;
+        uint64_t off = b->from - t->start;
+        struct inject_patch *pt;
+        if (!arch_branch_bytes_at(t->bytes + off, t->size - off, b->from, &bb) ||
+            bb.target != addr || !(pt = plan_add(pl, t, b->from, bb.len))) {
+            *why = "its body jumps back to its first instruction, with a prefixed branch";
+            return false;
+        }
+        memcpy(pt->bytes, t->bytes + off, bb.len);
+        uint64_t to = reloc;
+        if (!bb.rel32 && !(to = plan_hop(pl, m, t, b->from + bb.len, reloc))) {
+            *why =
+                "its body jumps back to its first instruction, and no padding in reach for a hop";
+            return false;
+        }
+        int64_t rel = (int64_t)(to - (b->from + bb.len));
+        if (bb.rel32)
+            memcpy(pt->bytes + bb.len - 4, &(int32_t){(int32_t)rel}, 4);
+        else
+            pt->bytes[bb.len - 1] = (uint8_t)(int8_t)rel;
     }
+    return true;
+}
+
+/* Plans f's patch, its first instructions relocated into its code slot at code (fills buf):
+ * a 5-byte jump to the stub, or with hops a 2-byte jump to a hop that jumps there (for a
+ * function too short for the 5 bytes, or one whose bytes after the first two are a branch
+ * target). False with *why when neither can be. */
+static bool plan_function(struct session *s, struct arch_decoder *d, const struct func_symbol *f,
+                          const struct text *t, uint64_t off, uint64_t addr, struct branch_map *m,
+                          uint64_t code, uint8_t *buf, bool hops, struct plan *pl, const char **why)
+{
+    pl->n = 0;
     size_t avail = (size_t)(t->size - off) + ARCH_MAX_INSN_LEN;
     size_t reloc_len, covered;
-    if (x86_relocate_prologue(s->decoder, t->bytes + off, avail, addr, ARCH_JUMP_LEN,
-                              code + FUNC_RELOC_OFF, buf + FUNC_RELOC_OFF, FUNC_RELOC_MAX,
-                              &reloc_len, &covered, why) < 0)
-        return 0;
-    if (covered > f->size || covered > sizeof(((struct inject_patch *)0)->orig)) {
-        *why = "too short for a jump";
-        return 0;
+    if (x86_relocate_prologue(s->decoder, t->bytes + off, avail, addr,
+                              hops ? HOP_REACH : ARCH_JUMP_LEN, code + FUNC_RELOC_OFF,
+                              buf + FUNC_RELOC_OFF, FUNC_RELOC_MAX, &reloc_len, &covered, why) < 0)
+        return false;
+    if (covered > f->size || covered > sizeof(((struct inject_patch *)0)->orig) ||
+        covered < (hops ? HOP_REACH : 1)) {
+        *why = hops ? "one byte long, too short for a jump" : "too short for a jump";
+        return false;
     }
-    if (covered < ARCH_JUMP_LEN) {
+    if (!hops && covered < ARCH_JUMP_LEN) {
         if (!padding_follows(d, m, t, off, addr, covered)) {
             *why = "too short for a jump, and no padding after it";
-            return 0;
+            return false;
         }
+        hop_gaps_reserve(&m->gaps, addr + covered, addr + ARCH_JUMP_LEN);
         covered = ARCH_JUMP_LEN;
     }
     if (branch_into(m, addr, covered)) {
         *why = "a branch lands inside the bytes the jump would cover";
-        return 0;
+        return false;
     }
+    struct inject_patch *entry = plan_add(pl, t, addr, covered);
+    if (!hops)
+        inject_entry_jump(entry->bytes, covered, addr, code);
+    else if (!plan_hop(pl, m, t, addr + HOP_REACH, code)) {
+        *why = "too short for a jump, and no padding in reach for a hop";
+        return false;
+    } else {
+        memset(entry->bytes, ARCH_BREAKPOINT_BYTE, covered);
+        entry->bytes[0] = 0xeb; /* jmp rel8 to the hop */
+        entry->bytes[1] = (uint8_t)(int8_t)(int64_t)(pl->w[1].addr - (addr + HOP_REACH));
+    }
+    if (!plan_loops(pl, m, t, f, addr, covered, code + FUNC_RELOC_OFF, why))
+        return false;
     memset(buf + FUNC_RELOC_OFF + reloc_len, ARCH_BREAKPOINT_BYTE, FUNC_RELOC_MAX - reloc_len);
-    return covered;
+    return true;
+}
+
+/* -v: how a patch that is more than a 5-byte jump went. */
+static void say_plan(const struct plan *pl, const char *name)
+{
+    size_t loops = 0;
+    for (size_t i = 1; i < pl->n; i++)
+        loops += !pl->w[i].hop;
+    if (pl->w[0].bytes[0] == 0xeb)
+        dbg(DBG_INJECT, 1, "%s: patched with a 2-byte jump to a hop in the padding at %#llx", name,
+            (unsigned long long)pl->w[1].addr);
+    if (loops)
+        dbg(DBG_INJECT, 1, "%s: %zu loop%s back to its entry turn%s in its relocated copy", name,
+            loops, loops == 1 ? "" : "s", loops == 1 ? "s" : "");
 }
 
 static bool wanted(struct session *s, const struct func_symbol *f)
@@ -389,7 +583,7 @@ static long breakpoint_fallbacks(struct session *s, const struct patch_target *t
  * changed the text since), rather than a system call per function (10,000 functions: 25 ms ->
  * 1 ms). */
 static long write_jumps(struct process *p, const struct inject_space *sp, size_t first,
-                        struct text *texts, size_t ntexts, uint64_t code)
+                        struct text *texts, size_t ntexts)
 {
     long patched = 0;
     for (size_t t = 0; t < ntexts; t++) {
@@ -400,11 +594,10 @@ static long write_jumps(struct process *p, const struct inject_space *sp, size_t
             const struct inject_patch *pt = &sp->patches[i];
             if (pt->addr < tx->start || pt->addr + pt->len > tx->start + tx->size)
                 continue;
-            inject_entry_jump(tx->bytes + (pt->addr - tx->start), pt->len, pt->addr,
-                              code + (i - first) * FUNC_CODE_SIZE);
+            memcpy(tx->bytes + (pt->addr - tx->start), pt->bytes, pt->len);
             lo = pt->addr < lo ? pt->addr : lo;
             hi = pt->addr + pt->len > hi ? pt->addr + pt->len : hi;
-            n++;
+            n += pt->entry; /* functions, not their hops */
         }
         if (!n)
             continue;
@@ -433,8 +626,7 @@ static size_t resume_positions(struct session *s, struct process *p, const struc
 
 static long patch_planned(struct session *s, struct arch_decoder *d,
                           const struct patch_target *target, const struct patch_pick *picks,
-                          size_t npicks, struct text *texts, const struct branch_map *m,
-                          uint8_t *codebuf)
+                          size_t npicks, struct text *texts, struct branch_map *m, uint8_t *codebuf)
 {
     struct inject_space *sp = target->sp;
     const struct elf_image *image = target->image;
@@ -442,7 +634,8 @@ static long patch_planned(struct session *s, struct arch_decoder *d,
     struct patch_pick *fallback = calloc(npicks ? npicks : 1, sizeof(*fallback));
     const char **fallback_why = calloc(npicks ? npicks : 1, sizeof(*fallback_why));
     uint32_t *ids = calloc(npicks ? npicks : 1, sizeof(*ids));
-    if (!fallback || !fallback_why || !ids || reserve_patches(sp, npicks) < 0) {
+    if (!fallback || !fallback_why || !ids || reserve_patches(sp, npicks) < 0 ||
+        find_gaps(d, image, target->bias, texts, image->nsegments, m->first_range, m) < 0) {
         free(fallback);
         free(fallback_why);
         free(ids);
@@ -463,20 +656,21 @@ static long patch_planned(struct session *s, struct arch_decoder *d,
         const char *why = NULL;
         uint64_t at = code + used * FUNC_CODE_SIZE;
         uint8_t *buf = codebuf + used * FUNC_CODE_SIZE;
-        size_t covered = plan_function(s, d, f, i, t, off, addr, m, at, buf, &why);
-        if (covered && inside(resume, nresume, addr, covered)) {
-            covered = 0; /* a breakpoint writes only the first byte */
+        struct plan pl;
+        bool ok = plan_function(s, d, f, t, off, addr, m, at, buf, false, &pl, &why) ||
+                  plan_function(s, d, f, t, off, addr, m, at, buf, true, &pl, &why);
+        if (ok && inside(resume, nresume, addr, pl.w[0].len)) {
+            ok = false; /* a breakpoint writes only the first byte */
             why = "a thread may resume in the middle of the bytes the jump would cover";
         }
-        if (!covered) {
+        if (!ok || reserve_patches(sp, pl.n) < 0) {
             fallback_why[nfallback] = why;
             fallback[nfallback++] = picks[k];
             continue;
         }
-        struct inject_patch *pt = &sp->patches[sp->npatches++];
-        pt->addr = addr;
-        pt->len = (uint8_t)covered;
-        memcpy(pt->orig, t->bytes + off, covered);
+        memcpy(&sp->patches[sp->npatches], pl.w, pl.n * sizeof(pl.w[0]));
+        sp->npatches += pl.n;
+        say_plan(&pl, picks[k].name);
         rec_func(s->rec, s->next_func_id, target->image_id, addr, f->size, picks[k].name);
         capture_plan_function(s, image->path, f->addr, picks[k].name, s->next_func_id);
         ids[used++] = s->next_func_id++;
@@ -493,7 +687,7 @@ static long patch_planned(struct session *s, struct arch_decoder *d,
     }
     free(resume);
     if (patched >= 0)
-        patched = write_jumps(target->p, sp, first_patch, texts, image->nsegments, code);
+        patched = write_jumps(target->p, sp, first_patch, texts, image->nsegments);
     if (patched >= 0)
         patched += breakpoint_fallbacks(s, target, fallback, fallback_why, nfallback);
     free(fallback);
@@ -544,8 +738,9 @@ long patch_functions(struct session *s, const struct patch_target *target,
     for (size_t i = 0; texts && i < image->nsegments; i++)
         free(texts[i].bytes);
     free(texts);
-    free(m.targets);
-    free(m.loops_to_entry);
+    free(m.branches);
+    free(m.ends_flow);
+    hop_gaps_free(&m.gaps);
     free(m.starts);
     free(codebuf);
     arch_decoder_free(d);

@@ -22,6 +22,7 @@
 #include "arch/x86_64/inject_tramp.h"
 #include "arch/x86_64/machine.h"
 #include "arch/ring_abi.h"
+#include "tracer/inject/hops.h"
 #include "tracer/inject/inject.h"
 #include "tracer/inject/space.h"
 #include "remote/memory.h"
@@ -95,6 +96,17 @@ static void unhook_stale(struct process *p, pid_t tid, uint64_t ctl)
     }
     free(entries);
     free((void *)exits.libs);
+}
+
+bool inject_in_own_text(const struct session *s, const struct process *p, uint64_t pc)
+{
+    const struct inject_space *sp = addr_map_get(&s->inject->spaces, (uint64_t)p->pid);
+    for (size_t i = 0; sp && i < sp->npatches; i++) {
+        const struct inject_patch *pt = &sp->patches[i];
+        if (pt->hop && pc >= pt->addr && pc < pt->addr + HOP_LEN)
+            return true; /* a hop: its bytes go back to the padding they were */
+    }
+    return false;
 }
 
 bool inject_in_stale_code(const struct session *s, const struct process *p, uint64_t pc)

@@ -33,7 +33,11 @@ _Static_assert(REGION_GONE == REGION_PROGRESS + 8,
 struct inject_patch {
     uint64_t addr;
     uint8_t orig[16];
+    uint8_t bytes[16]; /* what patch.c writes there */
     uint8_t len;
+    /* a function's entry (its jump to the stub, or a hook's); else a hop in the padding, or a
+     * loop's branch retargeted (hops.h) */
+    bool entry, hop;
 };
 
 /* The trampolines' room at the start of a code region: the blob, then a few bytes of data. */

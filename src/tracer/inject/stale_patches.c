@@ -23,12 +23,15 @@
 #include <unistd.h>
 
 #include "arch/x86_64/inject_tramp.h"
+#include "arch/x86_64/insn.h"
+#include "tracer/inject/hops.h"
 #include "remote/memory.h"
 #include "tracer/inject/inject.h"
 #include "tracer/inject/space.h"
 #include "util/log.h"
 
 #define MAX_TEXT (256u << 20) /* larger executable mappings are not compared */
+#define ARCH_MAX_BRANCH_LEN 6 /* jcc rel32 */
 
 /* A file-backed executable mapping of /proc/PID/maps. */
 struct text_map {
@@ -91,31 +94,78 @@ static void note_stub(const struct process *p, uint64_t stub, struct stale_code 
     }
 }
 
-/* Puts the file's bytes back over each jump to a stub in the mapping m; returns how many. */
-static size_t repair_map(const struct process *p, const struct text_map *m, const uint8_t *mem,
+/* Where a jump or jcc that differs from the file at mem[i] leads: its length in *len, and its
+ * target; 0 when it is not one. */
+static uint64_t branch_at(const struct text_map *m, const uint8_t *mem, size_t len, size_t i,
+                          size_t *blen)
+{
+    struct arch_branch_bytes b;
+    if (!arch_branch_bytes_at(mem + i, len - i, m->lo + i, &b) || b.is_call)
+        return 0;
+    *blen = b.len;
+    return b.target;
+}
+
+/* Does the stale jump at mem[i] (length blen, to target) lead to a stub or to a stub's
+ * relocated instructions (a loop's retargeted branch), directly or through a hop in the same
+ * mapping (hops.h)? *stub: that stub. */
+static bool leads_to_stub(const struct process *p, const struct text_map *m, const uint8_t *mem,
+                          const uint8_t *file, size_t len, size_t blen, uint64_t target,
+                          uint64_t *stub)
+{
+    if (blen == HOP_REACH && target >= m->lo && target + HOP_LEN <= m->lo + len) {
+        size_t h = target - m->lo, hlen; /* a hop: a jump the file does not have */
+        if (mem[h] == file[h] || mem[h] != 0xe9 || !(target = branch_at(m, mem, len, h, &hlen)))
+            return false;
+    }
+    if (stub_at(p, target)) {
+        *stub = target;
+        return true;
+    }
+    if (stub_at(p, target - FUNC_RELOC_OFF)) {
+        *stub = target - FUNC_RELOC_OFF;
+        return true;
+    }
+    return false;
+}
+
+/* Puts the file's bytes back over each jump to a stub in the mapping m (an entry's jump, a hop,
+ * a loop's branch retargeted), first those through hops, while the hops are still there;
+ * returns how many. */
+static size_t repair_map(const struct process *p, const struct text_map *m, uint8_t *mem,
                          const uint8_t *file, size_t len, struct stale_code *old)
 {
     size_t repaired = 0;
-    for (size_t i = 0; i + 5 <= len; i++) {
-        if (mem[i] == file[i] || mem[i] != 0xe9)
-            continue;
-        int32_t rel;
-        memcpy(&rel, mem + i + 1, sizeof(rel));
-        uint64_t stub = m->lo + i + 5 + (uint64_t)(int64_t)rel;
-        if (!stub_at(p, stub))
-            continue;
-        note_stub(p, stub, old);
-        size_t end = i + 5; /* the jump, then the int3s of the bytes it covered */
-        while (end < len && end < i + sizeof(((struct inject_patch *)0)->orig) &&
-               mem[end] != file[end] && mem[end] == 0xcc)
-            end++;
-        if (mem_write(p->mem_fd, m->lo + i, file + i, end - i) < 0) {
-            dbg(DBG_INJECT, 1, "process %d: cannot restore %#" PRIx64 ": %s", (int)p->pid,
-                m->lo + i, strerror(errno));
-            continue;
+    for (int pass = 0; pass < 2; pass++) {
+        size_t diff = 0; /* the next byte that differs from the file */
+        for (size_t i = 0; i + HOP_REACH <= len; i++) {
+            while (diff < len && (diff < i || mem[diff] == file[diff]))
+                diff++;
+            if (diff >= len)
+                break;
+            if (diff > i + ARCH_MAX_BRANCH_LEN) /* no branch from here to there differs */
+                i = diff - ARCH_MAX_BRANCH_LEN;
+            size_t blen;
+            uint64_t target, stub;
+            if (!(target = branch_at(m, mem, len, i, &blen)) || i + blen <= diff ||
+                (blen == HOP_REACH) != (pass == 0) ||
+                !leads_to_stub(p, m, mem, file, len, blen, target, &stub))
+                continue;
+            note_stub(p, stub, old);
+            note_range(old, m->lo + i, m->lo + i + blen); /* a hop in padding, too */
+            size_t end = i + blen; /* the jump, then the int3s of the bytes it covered */
+            while (end < len && end < i + sizeof(((struct inject_patch *)0)->orig) &&
+                   mem[end] != file[end] && mem[end] == 0xcc)
+                end++;
+            if (mem_write(p->mem_fd, m->lo + i, file + i, end - i) < 0) {
+                dbg(DBG_INJECT, 1, "process %d: cannot restore %#" PRIx64 ": %s", (int)p->pid,
+                    m->lo + i, strerror(errno));
+                continue;
+            }
+            memcpy(mem + i, file + i, end - i);
+            repaired++;
+            i = end - 1;
         }
-        repaired++;
-        i = end - 1;
     }
     return repaired;
 }

@@ -325,39 +325,6 @@ static void hold_all(struct session *s, struct process *p)
     }
 }
 
-struct stale_probe {
-    const struct session *s;
-    const struct process *p;
-};
-
-static bool in_stale(const void *ctx, uint64_t pc)
-{
-    const struct stale_probe *probe = ctx;
-    return probe->p->backend->in_stale_code(probe->s, probe->p, pc);
-}
-
-/* A calltrace killed while attached left its code in the program, and threads may be stopped in
- * it now, halfway through an entry or exit whose state (the return slot already hooked, the
- * shadow entry not yet pushed) the backend is about to take over: each such thread first runs
- * to the end of that code, still under the old state. One held at an event stop is inside a
- * system call, not there. */
-static void leave_stale_code(struct session *s, struct process *p)
-{
-    if (!p->backend->in_stale_code)
-        return;
-    struct stale_probe probe = {s, p};
-    ADDR_MAP_FOREACH(&s->threads, slot)
-    {
-        struct thread *t = slot->value;
-        if (t->proc != p || held_event(t))
-            continue;
-        if (control_step_out(t, in_stale, &probe, p->backend->detach_steps) < 0)
-            err_msg("thread %d: cannot move it out of an earlier calltrace's code: it is not "
-                    "traced",
-                    (int)t->tid);
-    }
-}
-
 /* Undoes a failed attach: nothing was written yet, so letting go is enough. */
 static void abandon(struct session *s, struct process *p)
 {
@@ -402,7 +369,6 @@ int control_attach(struct session *s, pid_t pid)
         control_detach(s);
         return -1;
     }
-    leave_stale_code(s, p);
     if (p->backend->attach_threads)
         p->backend->attach_threads(s, p, via->tid);
     control_record_process(s, p, false, now);

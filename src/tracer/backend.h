@@ -105,9 +105,6 @@ struct tracer_backend {
      * program's (a hop, tracer/inject/hops.h)? A thread stopped there steps out first, like one
      * in calltrace's scratch code. */
     bool (*in_own_text)(const struct session *s, const struct process *p, uint64_t pc);
-    /* -p, before attach_threads: is pc in code an earlier calltrace left in p (killed while
-     * attached), which a thread stopped there must leave first (the controller steps it out)? */
-    bool (*in_stale_code)(const struct session *s, const struct process *p, uint64_t pc);
     /* -p: p's functions are traced with every thread stopped: each thread gets what it needs. */
     void (*attach_threads)(struct session *s, struct process *p, pid_t via);
 

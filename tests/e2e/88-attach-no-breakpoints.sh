@@ -10,8 +10,8 @@
 # in the program itself: a library loaded while attached is traced (-l), exactly; the trace
 # nests. Then
 # calltrace is SIGKILLed while attached: the program goes on throwing, walking, forking, loading
-# libraries; a calltrace attached again afterwards (threads stopped inside the killed one's
-# trampolines are stepped out of them first) leaves the calls the killed one hooked returning
+# libraries; a calltrace attached again afterwards (a thread stopped inside the killed one's
+# trampolines is left to it) leaves the calls the killed one hooked returning
 # right; the program ends with exit 0 and its checks held. Before, the first exception or
 # unpatchable call after
 # the kill ended it (SIGTRAP or SIGSEGV).
@@ -86,8 +86,9 @@ wait_until 30 "a second library load after the kill" loaded_twice
 # its next command inside read_command, entered after the kill) return through that calltrace's
 # code: a new attachment must not take them over, and leaves them returning right. A worker is
 # parked first inside the killed calltrace's entry trampoline, between its shadow push and its
-# call (tests/progs/park.c; the process stays stopped until SIGCONT): the new attachment must
-# step it out before taking its thread over (before, it died on the exit's ud2).
+# call (tests/progs/park.c; the process stays stopped until SIGCONT): the new attachment must not
+# take that thread over (it goes on with the killed calltrace's block, untraced); before, it died
+# on the exit's ud2.
 CTX="[attach again after the SIGKILL, a thread inside the killed calltrace's entry]"
 build park O2
 PARK=$BIN

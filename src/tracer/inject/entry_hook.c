@@ -118,6 +118,9 @@ const char *inject_hook_entry(struct session *s, struct process *p, struct injec
         return why;
     if (thread_inside(s, p, addr, covered))
         return "a thread may resume in the middle of the bytes the jump would cover";
+    if ((addr >> 12) != ((addr + covered - 1) >> 12))
+        return "its jump would cross a page boundary (calltrace killed while writing it could "
+               "leave half of it)";
     if (reserve_patch(sp) < 0)
         return "out of memory";
     if (inject_write_blob(p, blob, sp) < 0 || mem_write(p->mem_fd, stub, buf, sizeof(buf)) < 0)

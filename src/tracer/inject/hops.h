@@ -41,8 +41,8 @@ void hop_gaps_sort(struct hop_gaps *g);
 void hop_gaps_reserve(struct hop_gaps *g, uint64_t lo, uint64_t hi);
 /* Is a byte of [lo, hi) taken (by a hop, or reserved)? */
 bool hop_gaps_taken(const struct hop_gaps *g, uint64_t lo, uint64_t hi);
-/* A HOP_LEN slot that a rel8 branch whose next instruction is at next_ip reaches, taken; 0 when
- * there is none. */
+/* A HOP_LEN slot that a rel8 branch whose next instruction is at next_ip reaches, within one page,
+ * taken; 0 when there is none. */
 uint64_t hop_take(struct hop_gaps *g, uint64_t next_ip);
 void hop_gaps_free(struct hop_gaps *g);
 

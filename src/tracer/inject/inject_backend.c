@@ -51,7 +51,6 @@ const struct tracer_backend inject_backend = {
     .on_handover = inject_on_handover,
     .release_child = inject_release_child,
     .in_own_text = inject_in_own_text,
-    .in_stale_code = inject_in_stale_code,
     .attach_threads = inject_attach_threads,
     .wait_stop = wait_stop,
     .drain = inject_drain,

@@ -30,17 +30,20 @@ struct branch {
     bool is_call;
 };
 
-/* Every relative branch of the image's function bodies, sorted by target; per function whether
- * its last instruction never falls through (the padding after it is never run: hops.h); and the
- * padding the hops may take. */
+/* Every relative branch of the image's function bodies, sorted by target, and the padding the
+ * hops may take (hops.h). */
 struct branch_map {
     struct branch *branches;
     size_t n, cap;
-    bool *ends_flow;  /* per image function, decoded whole */
     uint64_t *starts; /* every function's runtime start, sorted */
     size_t nstarts;
-    size_t first_range; /* the image's funcs from here on are unwind ranges, not symbols */
+    /* the hops' room, found near where a hop is wanted (gaps_near): the code between two
+     * starts is looked at once (seen, per start) */
     struct hop_gaps gaps;
+    bool *seen;
+    struct arch_decoder *d;
+    const struct text *texts;
+    size_t ntexts;
 };
 
 size_t patch_code_size(const struct elf_image *image)
@@ -99,20 +102,16 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 /* Disassembles one function body (or a range of code) linearly and notes its relative
- * branches; a byte that does not decode is stepped over, so that what follows is still seen.
- * *ends_flow: its last instruction never falls through. */
+ * branches; a byte that does not decode is stepped over, so that what follows is still seen. */
 static int scan_body(struct arch_decoder *d, struct branch_map *m, const uint8_t *code,
-                     uint64_t size, uint64_t addr, bool *ends_flow)
+                     uint64_t size, uint64_t addr)
 {
-    *ends_flow = false;
     for (uint64_t off = 0; off < size;) {
         struct arch_insn insn;
         if (!arch_decode(d, code + off, size - off, addr + off, &insn)) {
             off++;
-            *ends_flow = false;
             continue;
         }
-        *ends_flow = off + insn.len == size && never_falls_through(code + off, &insn);
         off += insn.len;
         if (insn.is_branch && push_branch(m, &insn) < 0)
             return -1;
@@ -198,10 +197,8 @@ static int scan_branches(struct arch_decoder *d, const struct elf_image *image, 
                          const struct text *texts, size_t ntexts, size_t first_range,
                          const uint64_t *picks, size_t npicks, struct branch_map *m)
 {
-    m->first_range = first_range;
-    m->ends_flow = calloc(image->nfuncs ? image->nfuncs : 1, sizeof(bool));
     struct span *spans = symbol_spans(image, first_range);
-    if (!m->ends_flow || !spans) {
+    if (!spans) {
         free(spans);
         return -1;
     }
@@ -214,27 +211,28 @@ static int scan_branches(struct arch_decoder *d, const struct elf_image *image, 
             continue;
         uint64_t size = f->size < t->size - off ? f->size : t->size - off;
         uint64_t at = f->addr + bias;
-        bool *ends = &m->ends_flow[i], ignored;
         if (i >= first_range) { /* what a symbol's body at the same start left to see */
             uint64_t skip = symbol_end(spans, first_range, f->addr) - f->addr;
             if (skip >= size)
                 continue;
             if (skip)
-                off += skip, at += skip, size -= skip, ends = &ignored;
+                off += skip, at += skip, size -= skip;
             if (!close_to_pick(picks, npicks, at, at + size) &&
                 !may_branch_to_picks(t->bytes + off, size, at, picks, npicks))
                 continue;
         }
-        rc = scan_body(d, m, t->bytes + off, size, at, ends);
-        if (size < f->size)
-            *ends = false; /* cut short by the text's end */
+        rc = scan_body(d, m, t->bytes + off, size, at);
     }
     free(spans);
     if (rc == 0 && m->n)
         qsort(m->branches, m->n, sizeof(*m->branches), cmp_branch);
     m->starts = calloc(image->nfuncs ? image->nfuncs : 1, sizeof(*m->starts));
-    if (!m->starts)
+    m->seen = calloc(image->nfuncs ? image->nfuncs : 1, sizeof(*m->seen));
+    if (!m->starts || !m->seen)
         return -1;
+    m->d = d;
+    m->texts = texts;
+    m->ntexts = ntexts;
     for (size_t i = 0; i < image->nfuncs; i++)
         m->starts[m->nstarts++] = image->funcs[i].addr + bias;
     qsort(m->starts, m->nstarts, sizeof(*m->starts), cmp_u64);
@@ -255,49 +253,50 @@ static size_t first_branch_above(const struct branch_map *m, uint64_t x)
     return lo;
 }
 
-/* Is every byte of [lo, hi) a nop or an int3, whole instructions? */
-static bool all_padding(struct arch_decoder *d, const uint8_t *code, uint64_t lo, uint64_t hi)
-{
-    for (uint64_t at = lo; at < hi;) {
-        struct arch_insn insn;
-        if (!arch_decode(d, code + (at - lo), hi - at, at, &insn) || !(insn.is_int3 || insn.is_nop))
-            return false;
-        at += insn.len;
-    }
-    return true;
-}
-
 #define MAX_GAP 64 /* longer runs of nops are not alignment padding */
 
-/* The hops' room: after each function decoded whole whose last instruction never falls
- * through, up to the next function's start, when that is all padding and no branch lands in it. */
-static int find_gaps(struct arch_decoder *d, const struct elf_image *image, uint64_t bias,
-                     const struct text *texts, size_t ntexts, size_t first_range,
-                     struct branch_map *m)
+/* The padding at the end of the code between starts[k] and the next start: after an
+ * instruction that never falls through, nops or int3s only, that no branch lands in. */
+static int gap_of_region(struct branch_map *m, size_t k)
 {
-    for (size_t i = 0; i < first_range; i++) {
-        const struct func_symbol *f = &image->funcs[i];
-        uint64_t end = f->addr + bias + f->size, off;
-        size_t next = first_above(m->starts, m->nstarts, end - 1); /* the first start >= end */
-        const struct text *t = text_of(texts, ntexts, end, &off);
-        if (!m->ends_flow[i] || !f->size || !t || next >= m->nstarts)
+    uint64_t lo = m->starts[k], hi = m->starts[k + 1], off;
+    const struct text *t = text_of(m->texts, m->ntexts, lo, &off);
+    if (!t || off + (hi - lo) > t->size)
+        return 0;
+    uint64_t pad = 0; /* where the padding after the last instruction that never falls through
+                       * begins, or 0 */
+    for (uint64_t at = lo; at < hi;) {
+        struct arch_insn insn;
+        const uint8_t *code = t->bytes + off + (at - lo);
+        if (!arch_decode(m->d, code, hi - at, at, &insn)) {
+            pad = 0; /* stepped over, as the scan does (an instruction capstone lacks) */
+            at++;
             continue;
-        uint64_t hi = m->starts[next];
-        if (hi - end < HOP_LEN || hi - end > MAX_GAP || off + (hi - end) > t->size ||
-            first_branch_above(m, end - 1) != first_branch_above(m, hi - 1) ||
-            !all_padding(d, t->bytes + off, end, hi))
-            continue;
-        if (hop_gaps_add(&m->gaps, end, hi) < 0)
-            return -1;
+        }
+        if (!(insn.is_nop || insn.is_int3) || !pad)
+            pad = never_falls_through(code, &insn) ? at + insn.len : 0;
+        at += insn.len;
     }
+    if (!pad || hi - pad < HOP_LEN || hi - pad > MAX_GAP ||
+        first_branch_above(m, pad - 1) != first_branch_above(m, hi - 1))
+        return 0;
+    if (hop_gaps_add(&m->gaps, pad, hi) < 0)
+        return -1;
     hop_gaps_sort(&m->gaps);
-    /* the same gap seen after two symbols of one function: kept once */
-    size_t kept = 0;
-    for (size_t i = 0; i < m->gaps.n; i++)
-        if (!kept || m->gaps.v[kept - 1].lo != m->gaps.v[i].lo)
-            m->gaps.v[kept++] = m->gaps.v[i];
-    m->gaps.n = kept;
     return 0;
+}
+
+/* Finds the padding within a rel8 jump of addr: at the ends of the code between the starts
+ * from the one before addr - 128 to the last before addr + 128, each looked at once. */
+static void gaps_near(struct branch_map *m, uint64_t addr)
+{
+    size_t k = first_above(m->starts, m->nstarts, addr > 128 ? addr - 128 : 0);
+    for (k = k ? k - 1 : 0; k + 1 < m->nstarts && m->starts[k] < addr + 128; k++) {
+        if (m->seen[k] || m->starts[k] == m->starts[k + 1])
+            continue;
+        m->seen[k] = true;
+        gap_of_region(m, k);
+    }
 }
 
 /* The first element of sorted v[0..n) above x, or n. */
@@ -314,7 +313,6 @@ static size_t first_above(const uint64_t *v, size_t n, uint64_t x)
     return lo;
 }
 
-/* Does any branch land in (addr, addr + len)? */
 /* Does any of the sorted v[0..n) lie in (addr, addr + len)? */
 static bool inside(const uint64_t *v, size_t n, uint64_t addr, size_t len)
 {
@@ -383,8 +381,8 @@ struct plan {
 static struct inject_patch *plan_add(struct plan *pl, const struct text *t, uint64_t addr,
                                      size_t len)
 {
-    if (pl->n == PLAN_MAX)
-        return NULL;
+    if (pl->n == PLAN_MAX || (addr >> 12) != ((addr + len - 1) >> 12))
+        return NULL; /* crossing a page: see write_pages */
     struct inject_patch *pt = &pl->w[pl->n++];
     *pt = (struct inject_patch){.addr = addr, .len = (uint8_t)len, .entry = pl->n == 1};
     memcpy(pt->orig, t->bytes + (addr - t->start), len);
@@ -395,6 +393,7 @@ static struct inject_patch *plan_add(struct plan *pl, const struct text *t, uint
 static uint64_t plan_hop(struct plan *pl, struct branch_map *m, const struct text *t,
                          uint64_t next_ip, uint64_t target)
 {
+    gaps_near(m, next_ip);
     uint64_t hop = hop_take(&m->gaps, next_ip);
     struct inject_patch *pt = hop ? plan_add(pl, t, hop, HOP_LEN) : NULL;
     if (!pt)
@@ -421,7 +420,8 @@ static bool plan_loops(struct plan *pl, struct branch_map *m, const struct text 
         struct inject_patch *pt;
         if (!arch_branch_bytes_at(t->bytes + off, t->size - off, b->from, &bb) ||
             bb.target != addr || !(pt = plan_add(pl, t, b->from, bb.len))) {
-            *why = "its body jumps back to its first instruction, with a prefixed branch";
+            *why = "its body jumps back to its first instruction, with a branch that cannot be "
+                   "retargeted (prefixed, or across a page)";
             return false;
         }
         memcpy(pt->bytes, t->bytes + off, bb.len);
@@ -470,6 +470,12 @@ static bool plan_function(struct session *s, struct arch_decoder *d, const struc
     }
     if (branch_into(m, addr, covered)) {
         *why = "a branch lands inside the bytes the jump would cover";
+        return false;
+    }
+    if ((addr & ~(uint64_t)4095) != ((addr + covered - 1) & ~(uint64_t)4095)) {
+        *why =
+            "its jump would cross a page boundary (calltrace killed while writing it could leave "
+            "half of it)";
         return false;
     }
     struct inject_patch *entry = plan_add(pl, t, addr, covered);
@@ -578,28 +584,33 @@ static long breakpoint_fallbacks(struct session *s, const struct patch_target *t
     return traced;
 }
 
-/* The jumps of patches [first, sp->npatches) go in a text segment at a time: one write of the
- * span they cover, made from the copy read at the start (every thread is stopped: nothing
+/* The jumps of patches [first, sp->npatches) go in a page at a time: one write of the span they
+ * cover in the page, made from the copy read at the start (every thread is stopped: nothing
  * changed the text since), rather than a system call per function (10,000 functions: 25 ms ->
- * 1 ms). */
-static long write_jumps(struct process *p, const struct inject_space *sp, size_t first,
-                        struct text *texts, size_t ntexts)
+ * 2 ms). A page at a time because a SIGKILL of calltrace can end a write between two pages (the
+ * kernel copies page by page, and gives up at a fatal signal), and no patch crosses one
+ * (plan_function): whatever moment calltrace dies at, each jump is whole or not there. The hops
+ * and loops go first (nothing leads to them yet), the entries that lead to them after. */
+static long write_pages(struct process *p, const struct inject_space *sp, size_t first,
+                        struct text *tx, bool entries)
 {
     long patched = 0;
-    for (size_t t = 0; t < ntexts; t++) {
-        struct text *tx = &texts[t];
-        uint64_t lo = UINT64_MAX, hi = 0;
+    for (size_t i = first; i < sp->npatches;) {
+        uint64_t page = sp->patches[i].addr & ~(uint64_t)4095, lo = UINT64_MAX, hi = 0;
         long n = 0;
-        for (size_t i = first; i < sp->npatches; i++) {
-            const struct inject_patch *pt = &sp->patches[i];
-            if (pt->addr < tx->start || pt->addr + pt->len > tx->start + tx->size)
+        size_t j = i;
+        for (; j < sp->npatches && (sp->patches[j].addr & ~(uint64_t)4095) == page; j++) {
+            const struct inject_patch *pt = &sp->patches[j];
+            if (pt->entry != entries || pt->addr < tx->start ||
+                pt->addr + pt->len > tx->start + tx->size)
                 continue;
             memcpy(tx->bytes + (pt->addr - tx->start), pt->bytes, pt->len);
             lo = pt->addr < lo ? pt->addr : lo;
             hi = pt->addr + pt->len > hi ? pt->addr + pt->len : hi;
             n += pt->entry; /* functions, not their hops */
         }
-        if (!n)
+        i = j;
+        if (lo >= hi)
             continue;
         if (mem_write(p->mem_fd, lo, tx->bytes + (lo - tx->start), hi - lo) < 0) {
             dbg(DBG_INJECT, 1, "cannot patch %#llx..%#llx: %s", (unsigned long long)lo,
@@ -608,6 +619,25 @@ static long write_jumps(struct process *p, const struct inject_space *sp, size_t
         }
         patched += n;
     }
+    return patched;
+}
+
+static int cmp_patch(const void *a, const void *b)
+{
+    const struct inject_patch *x = a, *y = b;
+    return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static long write_jumps(struct process *p, struct inject_space *sp, size_t first,
+                        struct text *texts, size_t ntexts)
+{
+    /* by address, for the pages (the restores take entries first, whatever the order) */
+    qsort(sp->patches + first, sp->npatches - first, sizeof(*sp->patches), cmp_patch);
+    long patched = 0;
+    for (size_t t = 0; t < ntexts; t++)
+        write_pages(p, sp, first, &texts[t], false);
+    for (size_t t = 0; t < ntexts; t++)
+        patched += write_pages(p, sp, first, &texts[t], true);
     return patched;
 }
 
@@ -634,8 +664,7 @@ static long patch_planned(struct session *s, struct arch_decoder *d,
     struct patch_pick *fallback = calloc(npicks ? npicks : 1, sizeof(*fallback));
     const char **fallback_why = calloc(npicks ? npicks : 1, sizeof(*fallback_why));
     uint32_t *ids = calloc(npicks ? npicks : 1, sizeof(*ids));
-    if (!fallback || !fallback_why || !ids || reserve_patches(sp, npicks) < 0 ||
-        find_gaps(d, image, target->bias, texts, image->nsegments, m->first_range, m) < 0) {
+    if (!fallback || !fallback_why || !ids || reserve_patches(sp, npicks) < 0) {
         free(fallback);
         free(fallback_why);
         free(ids);
@@ -668,6 +697,8 @@ static long patch_planned(struct session *s, struct arch_decoder *d,
             fallback[nfallback++] = picks[k];
             continue;
         }
+        for (size_t w = 0; w < pl.n; w++)
+            pl.w[w].held = sp->hold_jumps;
         memcpy(&sp->patches[sp->npatches], pl.w, pl.n * sizeof(pl.w[0]));
         sp->npatches += pl.n;
         say_plan(&pl, picks[k].name);
@@ -686,14 +717,36 @@ static long patch_planned(struct session *s, struct arch_decoder *d,
         patched = -1;
     }
     free(resume);
-    if (patched >= 0)
+    if (patched >= 0 && sp->hold_jumps) { /* written at the end of the attach: patch_flush_held */
+        qsort(sp->patches + first_patch, sp->npatches - first_patch, sizeof(*sp->patches),
+              cmp_patch);
+        for (size_t i = first_patch; i < sp->npatches; i++)
+            patched += sp->patches[i].entry;
+    } else if (patched >= 0) {
         patched = write_jumps(target->p, sp, first_patch, texts, image->nsegments);
+    }
     if (patched >= 0)
         patched += breakpoint_fallbacks(s, target, fallback, fallback_why, nfallback);
     free(fallback);
     free(fallback_why);
     free(ids);
     return patched;
+}
+
+int patch_flush_held(struct inject_space *sp)
+{
+    int rc = 0;
+    for (int entries = 0; entries <= 1; entries++)
+        for (size_t i = 0; i < sp->npatches; i++) {
+            const struct inject_patch *pt = &sp->patches[i];
+            if (pt->entry == entries && pt->held &&
+                mem_write(sp->mem_fd, pt->addr, pt->bytes, pt->len) < 0)
+                rc = -1;
+        }
+    for (size_t i = 0; i < sp->npatches; i++)
+        sp->patches[i].held = false;
+    sp->hold_jumps = false;
+    return rc;
 }
 
 void patch_forget(struct inject_space *sp, uint64_t lo, uint64_t hi)
@@ -739,7 +792,7 @@ long patch_functions(struct session *s, const struct patch_target *target,
         free(texts[i].bytes);
     free(texts);
     free(m.branches);
-    free(m.ends_flow);
+    free(m.seen);
     hop_gaps_free(&m.gaps);
     free(m.starts);
     free(codebuf);

@@ -43,6 +43,12 @@ struct patch_pick {
 long patch_functions(struct session *s, const struct patch_target *target,
                      const struct patch_pick *picks, size_t n);
 
+/* Attaching (sp->hold_jumps): the jumps planned meanwhile go in now, the hops and loops first,
+ * once the in-process unwinder hooks are in (a return address a trampoline hooks must never
+ * meet an exception thrown with no hook there to put it back, calltrace killed in between).
+ * -1 when a write failed. */
+int patch_flush_held(struct inject_space *sp);
+
 /* Forgets, without writing, the patches in [lo, hi): their library was unmapped (dlclose). */
 void patch_forget(struct inject_space *sp, uint64_t lo, uint64_t hi);
 

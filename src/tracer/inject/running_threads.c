@@ -24,6 +24,7 @@
 #include "arch/ring_abi.h"
 #include "tracer/inject/hops.h"
 #include "tracer/inject/inject.h"
+#include "tracer/inject/patch.h"
 #include "tracer/inject/space.h"
 #include "remote/memory.h"
 #include "util/log.h"
@@ -109,12 +110,6 @@ bool inject_in_own_text(const struct session *s, const struct process *p, uint64
     return false;
 }
 
-bool inject_in_stale_code(const struct session *s, const struct process *p, uint64_t pc)
-{
-    const struct inject_space *sp = addr_map_get(&s->inject->spaces, (uint64_t)p->pid);
-    return sp && stale_code_has(&sp->stale, pc);
-}
-
 /* Gives the stopped thread t its control block (the main thread the one set up for it). */
 static void give_block(struct session *s, struct inject_space *sp, struct thread *t, pid_t via)
 {
@@ -124,8 +119,11 @@ static void give_block(struct session *s, struct inject_space *sp, struct thread
     if (ptrace(PTRACE_GETREGS, t->tid, 0, &regs) < 0)
         return;
     if (stale_code_has(&sp->stale, arch_pc(&regs))) {
-        /* still inside a killed calltrace's entry or exit (control/attach.c could not step it
-         * out): it keeps that calltrace's block, whose code and memory stay, untraced by us */
+        /* Inside a killed calltrace's entry or exit, halfway (its return slot hooked, its
+         * shadow entry not pushed yet, say): taking its thread over now would lose that call's
+         * return. It keeps that calltrace's block, whose code and memory stay, and goes on
+         * untraced. (It is not single-stepped out: a calltrace killed after a single step, before
+         * the thread runs again, leaves it with the trap flag set, and SIGTRAP kills it.) */
         dbg(DBG_INJECT, 1, "thread %d: inside an earlier calltrace's code: not traced",
             (int)t->tid);
         if (slot >= 0)
@@ -153,6 +151,8 @@ void inject_attach_threads(struct session *s, struct process *p, pid_t via)
     struct inject_space *sp = addr_map_get(&s->inject->spaces, (uint64_t)p->pid);
     if (!sp)
         return;
+    if (patch_flush_held(sp) < 0)
+        err_msg("process %d: cannot patch its code: %s", (int)p->pid, strerror(errno));
     space_store(sp->local, 0, 1); /* the main thread's block is given, not claimed */
     if (!thread_find(s, p->pid) && space_slot_of(sp, p->pid) >= 0)
         space_slot_release(s->inject, sp, space_slot_of(sp, p->pid)); /* the leader is gone */
@@ -166,15 +166,7 @@ void inject_attach_threads(struct session *s, struct process *p, pid_t via)
 
 static int restore_entries(struct process *p, const struct inject_space *sp)
 {
-    int rc = 0;
-    /* newest first: a traced entry patched over an in-process hook (-l) holds the hook's jump
-     * as its original bytes (entry_hook.c) */
-    for (size_t i = sp->npatches; i-- > 0;) {
-        const struct inject_patch *pt = &sp->patches[i];
-        if (mem_write(p->mem_fd, pt->addr, pt->orig, pt->len) < 0)
-            rc = -1;
-    }
-    return rc;
+    return space_restore_patches(p->mem_fd, sp->patches, sp->npatches);
 }
 
 /* Step 2 for one thread's shadow stack. */

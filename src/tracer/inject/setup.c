@@ -134,6 +134,7 @@ long inject_trace_image(struct session *s, struct process *p, pid_t via,
         return -1;
     }
     sp->stale = stale;
+    sp->hold_jumps = s->attached; /* until the unwinder hooks are in: inject_attach_threads */
     int main_slot = space_slot_take(sp, p->pid);
     space_slot_own(sp, main_slot, p, via);
     space_store(sp->local, 0, main_slot < 0 ? 1 : space_ctl_remote(sp, main_slot));

@@ -267,6 +267,17 @@ void space_slot_release(struct inject_engine *e, struct inject_space *sp, int sl
     sp->slot_lender[slot] = 0;
 }
 
+int space_restore_patches(int mem_fd, const struct inject_patch *patches, size_t n)
+{
+    int rc = 0;
+    for (int entries = 1; entries >= 0; entries--)
+        for (size_t i = n; i-- > 0;)
+            if (patches[i].entry == entries &&
+                mem_write(mem_fd, patches[i].addr, patches[i].orig, patches[i].len) < 0)
+                rc = -1;
+    return rc;
+}
+
 int space_list_copy(struct inject_space *sp, uint64_t code, uint32_t first_func, uint32_t end_func)
 {
     uint64_t n = space_load(sp->local, REGION_COPIES);

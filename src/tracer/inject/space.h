@@ -38,6 +38,7 @@ struct inject_patch {
     /* a function's entry (its jump to the stub, or a hook's); else a hop in the padding, or a
      * loop's branch retargeted (hops.h) */
     bool entry, hop;
+    bool held; /* planned while attaching, not written yet (patch_flush_held) */
 };
 
 /* The trampolines' room at the start of a code region: the blob, then a few bytes of data. */
@@ -82,6 +83,7 @@ struct inject_space {
     bool resume_hooked;
     uint64_t linker_hook;    /* the dynamic linker's _dl_debug_state, hooked in the program, or 0 */
     struct stale_code stale; /* attached: what a killed calltrace left (stale_patches.c) */
+    bool hold_jumps;         /* attaching: the jumps wait for patch_flush_held */
 };
 
 /* Has p create the region (a memfd) and map it, through the stopped thread via, and maps it in
@@ -164,6 +166,12 @@ static inline bool space_is_blob_exit(const struct inject_space *sp, uint64_t ad
     struct exit_set x = space_exit_set(sp);
     return exit_set_has(&x, addr);
 }
+
+/* Writes the original bytes of patches[0..n) back into the memory behind mem_fd: the entries
+ * first, newest first (a traced entry patched over an in-process hook, -l, holds the hook's jump
+ * as its original bytes, entry_hook.c), then the hops and loops they led to (hops.h), so that a
+ * calltrace killed halfway leaves no entry leading to a hop that is gone. -1 when one failed. */
+int space_restore_patches(int mem_fd, const struct inject_patch *patches, size_t n);
 
 /* Lists the copy of the blob at code, entered by the stubs of functions [first_func, end_func),
  * in the region's header, for the in-process unwinder hooks (arch/ring_abi.h REGION_COPIES):

@@ -283,10 +283,7 @@ static int detach_child_region(struct process *p, pid_t tid, const struct inject
                           (c->shadow_len && mem_write(p->mem_fd, c->ctl_remote + CTL_SIZE,
                                                       c->shadow, c->shadow_len) < 0)))
         return -1;
-    for (size_t i = 0; i < c->npatches; i++)
-        if (mem_write(p->mem_fd, c->patches[i].addr, c->patches[i].orig, c->patches[i].len) < 0)
-            return -1;
-    return 0;
+    return space_restore_patches(p->mem_fd, c->patches, c->npatches);
 }
 
 void inject_release_child(struct session *s, struct process *p, pid_t tid)

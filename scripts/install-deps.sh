@@ -27,11 +27,12 @@ set -euo pipefail
 # tests sqlite3 (Debian's sqlite3 with libsqlite3), gdb (independent breakpoint
 # hit counts on python3; the -A tests compare argument values with what gdb prints)
 # and binutils (objdump checks libsqlite3's calls), and for the attach tests on real servers
-# redis-server, redis-tools (redis-benchmark), nginx and apache2-utils (ab).
+# redis-server, redis-tools (redis-benchmark), nginx and apache2-utils (ab), and strace (its
+# fault injection SIGKILLs calltrace at a chosen write into the program, e2e 91).
 BUILD_PKGS=(build-essential pkg-config libelf-dev libdw-dev libcapstone-dev libcjson-dev
     libbsd-dev libmicrohttpd-dev zlib1g-dev)
 TEST_PKGS=(python3 graphviz chromium clang libclang-rt-14-dev valgrind file sqlite3 gdb binutils
-    redis-server redis-tools nginx apache2-utils)
+    redis-server redis-tools nginx apache2-utils strace)
 BENCH_PKGS=(ltrace uftrace)
 
 usage()

@@ -27,6 +27,9 @@
      PTRACE_O_TRACEEXIT)
 
 #define PF_KTHREAD 0x00200000u
+/* single steps that take a thread through what is left of an entry or exit trampoline (its only
+ * loop, waiting for room in a ring, gives up once the dead calltrace's region is marked gone) */
+#define STALE_STEPS 4096
 
 /* A field of /proc/PID/status ("TracerPid:", "Uid:"), as text; -1 when unreadable. */
 static int status_field(pid_t pid, const char *key, char *out, size_t len)
@@ -325,6 +328,40 @@ static void hold_all(struct session *s, struct process *p)
     }
 }
 
+struct stale_probe {
+    const struct session *s;
+    const struct process *p;
+};
+
+static bool in_stale(const void *ctx, uint64_t pc)
+{
+    const struct stale_probe *probe = ctx;
+    return probe->p->backend->in_stale_code(probe->s, probe->p, pc);
+}
+
+/* A calltrace killed while attached left its code in the program, and threads may be stopped in
+ * it now, halfway through an entry or exit whose state (the return slot already hooked, the
+ * shadow entry not yet pushed) the backend is about to take over: each such thread first runs
+ * to the end of that code, still under the old state. Done last, just before the threads are
+ * resumed: a stepped thread keeps the trap flag until then, which a calltrace killed in between
+ * would leave set (SIGTRAP). One held at an event stop is inside a system call, not there. */
+static void leave_stale_code(struct session *s, struct process *p)
+{
+    if (!p->backend->in_stale_code)
+        return;
+    struct stale_probe probe = {s, p};
+    ADDR_MAP_FOREACH(&s->threads, slot)
+    {
+        struct thread *t = slot->value;
+        if (t->proc != p || held_event(t))
+            continue;
+        if (control_step_out(t, in_stale, &probe, STALE_STEPS) < 0)
+            err_msg("thread %d: cannot move it out of an earlier calltrace's code: it is not "
+                    "traced",
+                    (int)t->tid);
+    }
+}
+
 /* Undoes a failed attach: nothing was written yet, so letting go is enough. */
 static void abandon(struct session *s, struct process *p)
 {
@@ -369,6 +406,7 @@ int control_attach(struct session *s, pid_t pid)
         control_detach(s);
         return -1;
     }
+    leave_stale_code(s, p);
     if (p->backend->attach_threads)
         p->backend->attach_threads(s, p, via->tid);
     control_record_process(s, p, false, now);

@@ -28,7 +28,8 @@ int control_attach(struct session *s, pid_t pid);
 int control_detach(struct session *s);
 
 /* Single-steps the stopped thread t, at most steps times, until inside(ctx, pc) is false; a
- * signal that comes meanwhile is kept in t->hold.status. 0 once out, -1 when not. */
+ * signal that comes meanwhile is kept in t->hold.status. 0 once out, -1 when not. The thread
+ * keeps the trap flag until it is resumed or let go: see detach.c. */
 int control_step_out(struct thread *t, bool (*inside)(const void *ctx, uint64_t pc),
                      const void *ctx, int steps);
 

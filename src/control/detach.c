@@ -26,8 +26,9 @@
 #define MAX_THREADS 65536
 
 /* Is pc in one of calltrace's scratch chunks of the address space as? */
-static bool in_scratch(const struct addrspace *as, uint64_t pc)
+static bool in_scratch(const void *addrspace, uint64_t pc)
 {
+    const struct addrspace *as = addrspace;
     for (const struct scratch_chunk *c = as->chunks; c; c = c->next)
         if (pc >= c->base && pc < c->base + c->size)
             return true;
@@ -197,7 +198,8 @@ static size_t stop_everyone(struct session *s, struct thread **list, uint64_t no
 }
 
 /* Step 2: each backend says how many steps always get a thread out of its code
- * (struct tracer_backend: detach_steps). */
+ * (struct tracer_backend: detach_steps). A stepped thread keeps the trap flag until it is let
+ * go: a calltrace killed in between (a few milliseconds) leaves it to die of SIGTRAP. */
 
 int control_step_out(struct thread *t, bool (*inside)(const void *ctx, uint64_t pc),
                      const void *ctx, int steps)
@@ -218,25 +220,12 @@ int control_step_out(struct thread *t, bool (*inside)(const void *ctx, uint64_t 
     return -1;
 }
 
-struct own_code {
-    const struct session *s;
-    const struct process *p;
-};
-
-/* Is pc in calltrace's code: its scratch pages, or what a backend wrote in the program's text? */
-static bool in_own_code(const void *ctx, uint64_t pc)
-{
-    const struct own_code *c = ctx;
-    return in_scratch(c->p->as, pc) || (c->p->backend && c->p->backend->in_own_text &&
-                                        c->p->backend->in_own_text(c->s, c->p, pc));
-}
-
 static int step_all_out(struct session *s, struct thread **list, size_t n)
 {
     int rc = 0;
     for (size_t i = 0; i < n; i++) {
-        struct own_code own = {s, list[i]->proc};
-        if (control_step_out(list[i], in_own_code, &own, s->backend->detach_steps) < 0) {
+        if (control_step_out(list[i], in_scratch, list[i]->proc->as, s->backend->detach_steps) <
+            0) {
             err_msg("thread %d: cannot move it out of calltrace's code", (int)list[i]->tid);
             rc = -1;
         }

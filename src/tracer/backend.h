@@ -101,10 +101,9 @@ struct tracer_backend {
     void (*on_handover)(struct session *s, struct process *p);
     /* Before calltrace lets go of a child process (--no-follow): nothing of it left in p. */
     void (*release_child)(struct session *s, struct process *p, pid_t tid);
-    /* Detaching: is pc in code this backend wrote into the program's own text that is not the
-     * program's (a hop, tracer/inject/hops.h)? A thread stopped there steps out first, like one
-     * in calltrace's scratch code. */
-    bool (*in_own_text)(const struct session *s, const struct process *p, uint64_t pc);
+    /* -p, before attach_threads: is pc in code an earlier calltrace left in p (killed while
+     * attached), which a thread stopped there must leave first (the controller steps it out)? */
+    bool (*in_stale_code)(const struct session *s, const struct process *p, uint64_t pc);
     /* -p: p's functions are traced with every thread stopped: each thread gets what it needs. */
     void (*attach_threads)(struct session *s, struct process *p, pid_t via);
 

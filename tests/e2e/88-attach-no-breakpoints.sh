@@ -11,7 +11,7 @@
 # nests. Then
 # calltrace is SIGKILLed while attached: the program goes on throwing, walking, forking, loading
 # libraries; a calltrace attached again afterwards (a thread stopped inside the killed one's
-# trampolines is left to it) leaves the calls the killed one hooked returning
+# trampolines is stepped out of them first) leaves the calls the killed one hooked returning
 # right; the program ends with exit 0 and its checks held. Before, the first exception or
 # unpatchable call after
 # the kill ended it (SIGTRAP or SIGSEGV).
@@ -84,19 +84,12 @@ wait_until 30 "a second library load after the kill" loaded_twice
 
 # The calls hooked by the calltrace that was killed and still open (the main thread waits for
 # its next command inside read_command, entered after the kill) return through that calltrace's
-# code: a new attachment must not take them over, and leaves them returning right. A worker is
-# parked first inside the killed calltrace's entry trampoline, between its shadow push and its
-# call (tests/progs/park.c; the process stays stopped until SIGCONT): the new attachment must not
-# take that thread over (it goes on with the killed calltrace's block, untraced); before, it died
-# on the exit's ud2.
-CTX="[attach again after the SIGKILL, a thread inside the killed calltrace's entry]"
-build park O2
-PARK=$BIN
-worker=$(ls "/proc/$PROG/task" | sort -n | sed -n 2p)
-"$PARK" "$worker" >"$T/park.out" 2>&1 || fail "cannot park a thread: $(cat "$T/park.out")"
+# code: a new attachment must not take them over, and leaves them returning right. (With a
+# thread parked inside the killed calltrace's entry trampoline: tests/soak/reattach-parked.sh.)
+CTX="[attach again after the SIGKILL]"
 "$CALLTRACE" -q -p "$PROG" -o "$T/run3" -t 1 "${FUNCS[@]}" 2>"$T/ct3.err"
 CT_RC=$?
-kill -CONT "$PROG" || fail "the program died: $(tail -3 "$PROG_LOG")"
+kill -0 "$PROG" || fail "the program died: $(tail -3 "$PROG_LOG")"
 [ "$CT_RC" = 0 ] || fail "calltrace exited $CT_RC: $(tail -5 "$T/ct3.err")"
 traced_by "$PROG" 0 || fail "the program is still traced after calltrace exited"
 CT_TRACE=$T/run3/trace.json

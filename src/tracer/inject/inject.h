@@ -105,7 +105,7 @@ bool inject_patched_at(const struct session *s, const struct process *p, uint64_
 /* -p, once the entries are patched with every thread of p stopped: each gets its control
  * block (attach.c); via: the thread to run system calls in. */
 void inject_attach_threads(struct session *s, struct process *p, pid_t via);
-bool inject_in_own_text(const struct session *s, const struct process *p, uint64_t pc);
+bool inject_in_stale_code(const struct session *s, const struct process *p, uint64_t pc);
 /* Leaving attached processes, every thread stopped and out of the injected code: entries and
  * hooked return addresses restored, no trampoline waits for calltrace any more. Returns 0, or
  * -1 (said on stderr). */

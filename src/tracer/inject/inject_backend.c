@@ -30,7 +30,9 @@ const struct tracer_backend inject_backend = {
     /* a vfork child's control block comes back at vfork-done */
     .attach_options = PTRACE_O_TRACEVFORKDONE,
     /* the trampolines take a few dozen steps (their only loop, waiting for room in a ring, ends
-     * once the rings are drained) */
+     * once the rings are drained). A thread must be out before its calls are unhooked: one let
+     * go inside an entry would hook its call after that, with no unwinder hook left to unhook
+     * it at a throw (terminate). */
     .detach_steps = 4096,
     .trace_image = inject_trace_image,
     .trace_library = inject_trace_library,
@@ -50,7 +52,7 @@ const struct tracer_backend inject_backend = {
     .on_vfork_done = inject_on_vfork_done,
     .on_handover = inject_on_handover,
     .release_child = inject_release_child,
-    .in_own_text = inject_in_own_text,
+    .in_stale_code = inject_in_stale_code,
     .attach_threads = inject_attach_threads,
     .wait_stop = wait_stop,
     .drain = inject_drain,

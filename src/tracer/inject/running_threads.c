@@ -99,15 +99,10 @@ static void unhook_stale(struct process *p, pid_t tid, uint64_t ctl)
     free((void *)exits.libs);
 }
 
-bool inject_in_own_text(const struct session *s, const struct process *p, uint64_t pc)
+bool inject_in_stale_code(const struct session *s, const struct process *p, uint64_t pc)
 {
     const struct inject_space *sp = addr_map_get(&s->inject->spaces, (uint64_t)p->pid);
-    for (size_t i = 0; sp && i < sp->npatches; i++) {
-        const struct inject_patch *pt = &sp->patches[i];
-        if (pt->hop && pc >= pt->addr && pc < pt->addr + HOP_LEN)
-            return true; /* a hop: its bytes go back to the padding they were */
-    }
-    return false;
+    return sp && stale_code_has(&sp->stale, pc);
 }
 
 /* Gives the stopped thread t its control block (the main thread the one set up for it). */
@@ -119,11 +114,10 @@ static void give_block(struct session *s, struct inject_space *sp, struct thread
     if (ptrace(PTRACE_GETREGS, t->tid, 0, &regs) < 0)
         return;
     if (stale_code_has(&sp->stale, arch_pc(&regs))) {
-        /* Inside a killed calltrace's entry or exit, halfway (its return slot hooked, its
-         * shadow entry not pushed yet, say): taking its thread over now would lose that call's
-         * return. It keeps that calltrace's block, whose code and memory stay, and goes on
-         * untraced. (It is not single-stepped out: a calltrace killed after a single step, before
-         * the thread runs again, leaves it with the trap flag set, and SIGTRAP kills it.) */
+        /* Still inside a killed calltrace's entry or exit (control/attach.c could not step it
+         * out): taking its thread over would lose that call's return. It keeps that calltrace's
+         * block, whose code and memory stay, and goes on untraced (an exception it throws
+         * through this calltrace's frames may then fail: rare, and said). */
         dbg(DBG_INJECT, 1, "thread %d: inside an earlier calltrace's code: not traced",
             (int)t->tid);
         if (slot >= 0)
@@ -164,9 +158,20 @@ void inject_attach_threads(struct session *s, struct process *p, pid_t via)
     }
 }
 
-static int restore_entries(struct process *p, const struct inject_space *sp)
+/* Step 1. A hop a thread is on (hops.h) stays, in the padding, where nothing leads once the
+ * entries are back. */
+static int restore_entries(struct session *s, struct process *p, const struct inject_space *sp)
 {
-    return space_restore_patches(p->mem_fd, sp->patches, sp->npatches);
+    uint64_t pcs[1024];
+    size_t n = 0;
+    ADDR_MAP_FOREACH(&s->threads, slot)
+    {
+        struct thread *t = slot->value;
+        arch_regs regs;
+        if (t->proc == p && n < 1024 && ptrace(PTRACE_GETREGS, t->tid, 0, &regs) == 0)
+            pcs[n++] = arch_pc(&regs);
+    }
+    return space_restore_patches(p->mem_fd, sp->patches, sp->npatches, pcs, n);
 }
 
 /* Step 2 for one thread's shadow stack. */
@@ -188,7 +193,7 @@ int inject_detach(struct session *s)
     {
         struct inject_space *sp = slot->value;
         struct process *p = addr_map_get(&s->processes, (uint64_t)sp->pid);
-        if (p && restore_entries(p, sp) < 0) {
+        if (p && restore_entries(s, p, sp) < 0) {
             err_msg("process %d: cannot restore its code: %s", (int)p->pid, strerror(errno));
             rc = -1;
         }

@@ -267,14 +267,29 @@ void space_slot_release(struct inject_engine *e, struct inject_space *sp, int sl
     sp->slot_lender[slot] = 0;
 }
 
-int space_restore_patches(int mem_fd, const struct inject_patch *patches, size_t n)
+static bool someone_at(const struct inject_patch *pt, const uint64_t *pcs, size_t npcs)
+{
+    for (size_t i = 0; i < npcs; i++)
+        if (pcs[i] >= pt->addr && pcs[i] < pt->addr + pt->len)
+            return true;
+    return false;
+}
+
+int space_restore_patches(int mem_fd, const struct inject_patch *patches, size_t n,
+                          const uint64_t *pcs, size_t npcs)
 {
     int rc = 0;
     for (int entries = 1; entries >= 0; entries--)
-        for (size_t i = n; i-- > 0;)
-            if (patches[i].entry == entries &&
-                mem_write(mem_fd, patches[i].addr, patches[i].orig, patches[i].len) < 0)
+        for (size_t i = n; i-- > 0;) {
+            const struct inject_patch *pt = &patches[i];
+            if (pt->entry != entries || (pt->hop && someone_at(pt, pcs, npcs)) ||
+                mem_write(mem_fd, pt->addr, pt->orig, pt->len) == 0)
+                continue;
+            /* EIO: nothing mapped there any more, a library unloaded under us (its dlclose
+             * not served yet): nothing to put back */
+            if (errno != EIO)
                 rc = -1;
+        }
     return rc;
 }
 

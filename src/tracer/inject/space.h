@@ -170,8 +170,10 @@ static inline bool space_is_blob_exit(const struct inject_space *sp, uint64_t ad
 /* Writes the original bytes of patches[0..n) back into the memory behind mem_fd: the entries
  * first, newest first (a traced entry patched over an in-process hook, -l, holds the hook's jump
  * as its original bytes, entry_hook.c), then the hops and loops they led to (hops.h), so that a
- * calltrace killed halfway leaves no entry leading to a hop that is gone. -1 when one failed. */
-int space_restore_patches(int mem_fd, const struct inject_patch *patches, size_t n);
+ * calltrace killed halfway leaves no entry leading to a hop that is gone; a hop one of the pcs
+ * (threads') is on stays. -1 when one failed. */
+int space_restore_patches(int mem_fd, const struct inject_patch *patches, size_t n,
+                          const uint64_t *pcs, size_t npcs);
 
 /* Lists the copy of the blob at code, entered by the stubs of functions [first_func, end_func),
  * in the region's header, for the in-process unwinder hooks (arch/ring_abi.h REGION_COPIES):

@@ -283,7 +283,7 @@ static int detach_child_region(struct process *p, pid_t tid, const struct inject
                           (c->shadow_len && mem_write(p->mem_fd, c->ctl_remote + CTL_SIZE,
                                                       c->shadow, c->shadow_len) < 0)))
         return -1;
-    return space_restore_patches(p->mem_fd, c->patches, c->npatches);
+    return space_restore_patches(p->mem_fd, c->patches, c->npatches, NULL, 0);
 }
 
 void inject_release_child(struct session *s, struct process *p, pid_t tid)

@@ -264,6 +264,9 @@ ct_tag()
 {
     case $1 in
     "too short for a jump, and no padding after it" | "too short for a jump") echo short ;;
+    "too short for a jump, and no padding in reach for a hop") echo no-hop ;;
+    "one byte long, too short for a jump") echo one-byte ;;
+    "its jump would cross a page boundary (calltrace killed while writing it could leave half of it)") echo page-cross ;;
     "a branch lands inside the bytes the jump would cover") echo branch-in ;;
     "a branch among the instructions the jump would cover") echo branch-among ;;
     "its body jumps back to its first instruction") echo loop-entry ;;
@@ -275,6 +278,9 @@ ct_tag()
 }
 declare -A LEGEND=(
     [short]="calltrace: too short for a jump, and no padding after it (or the jump would cover more than the function)"
+    [no-hop]="calltrace: too short for a jump (or a branch after its first two bytes), and no padding within a rel8 jump for a hop"
+    [one-byte]="calltrace: one byte long, with no padding after it: not even a 2-byte jump fits"
+    [page-cross]="calltrace: its jump would cross a page boundary (a SIGKILL of calltrace between two pages could leave half of it)"
     [branch-in]="calltrace: a branch lands inside the bytes the jump would cover"
     [branch-among]="calltrace: a branch among the instructions the jump would cover (not the last one)"
     [loop-entry]="calltrace: its body jumps back to its first instruction"
@@ -642,7 +648,7 @@ echo "\"N functions\"), + IFUNC implementations it could not place; uftrace's to
 echo "its own symbol table, one per address, less _start and __libc_csu_*). Percentages are of each"
 echo "tool's own count. Tags:"
 ALL_CELLS="${ROWS[*]} ${CROSS[*]}"
-for t in short branch-in branch-among loop-entry resume ifunc-extent crt/cold out-jump jump-back \
+for t in short no-hop one-byte page-cross branch-in branch-among loop-entry resume ifunc-extent crt/cold out-jump jump-back \
     reljmp relcall pcrel badsym - size SKIP; do
     [[ $ALL_CELLS == *"$t "[0-9]* ]] || continue
     printf '  %-13s %s\n' "$t" "${LEGEND[$t]}"

@@ -134,6 +134,11 @@ fuzz: fuzz-build
 check: all unit fuzz-build bench/gen-record bench/tramp-bench
 	$(CHECK_CALLTRACE) UNIT_DIR=$(CURDIR)/$(TEST_BUILD)/unit bash tests/run.sh $(TESTS)
 
+# Soak runs (not in make check): tests/soak/*.sh, which kill calltrace at chosen moments of
+# attachments; the test programs come from make check's builds.
+soak: all
+	$(Q)rc=0; for t in tests/soak/*.sh; do CALLTRACE=$(CURDIR)/calltrace bash $$t || rc=1; done; exit $$rc
+
 bench: calltrace bench/tramp-bench
 	bash bench/bench.sh
 
@@ -150,5 +155,5 @@ format:
 clean:
 	rm -rf build tests/build calltrace examples/demo bench/gen-record bench/tramp-bench
 
-.PHONY: all check unit bench install format clean fuzz fuzz-build
+.PHONY: all check unit bench install format clean fuzz fuzz-build soak
 -include $(OBJS:.o=.d) $(FUZZ_OBJS:.o=.d)

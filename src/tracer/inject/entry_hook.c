@@ -16,6 +16,8 @@
  * with them. */
 #include "tracer/inject/entry_hook.h"
 
+#include "tracer/inject/hops.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,7 +120,7 @@ const char *inject_hook_entry(struct session *s, struct process *p, struct injec
         return why;
     if (thread_inside(s, p, addr, covered))
         return "a thread may resume in the middle of the bytes the jump would cover";
-    if ((addr >> 12) != ((addr + covered - 1) >> 12))
+    if (crosses_page(addr, covered))
         return "its jump would cross a page boundary (calltrace killed while writing it could "
                "leave half of it)";
     if (reserve_patch(sp) < 0)

@@ -66,8 +66,8 @@ uint64_t hop_take(struct hop_gaps *g, uint64_t next_ip)
     for (size_t i = first_ending_above(g, lo); i < g->n && g->v[i].lo <= hi; i++) {
         struct hop_gap *gap = &g->v[i];
         uint64_t at = gap->next > lo ? gap->next : lo;
-        if ((at >> 12) != ((at + HOP_LEN - 1) >> 12))
-            at = (at + HOP_LEN - 1) & ~(uint64_t)4095; /* a hop never crosses a page (patch.c) */
+        if (crosses_page(at, HOP_LEN))
+            at = (at + HOP_LEN - 1) / PATCH_PAGE * PATCH_PAGE; /* the next page's start */
         if (at <= hi && at + HOP_LEN <= gap->hi) {
             gap->next = at + HOP_LEN;
             return at;

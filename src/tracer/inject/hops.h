@@ -23,6 +23,14 @@
 
 #define HOP_LEN 5   /* jmp rel32 */
 #define HOP_REACH 2 /* jmp rel8 (or jcc rel8) */
+#define PATCH_PAGE 4096
+
+/* Would len bytes written at addr cross a page? No patch, hop or hook may: a SIGKILL of
+ * calltrace can end a write to the program's memory between two pages (patch.c, write_pages). */
+static inline bool crosses_page(uint64_t addr, size_t len)
+{
+    return addr / PATCH_PAGE != (addr + len - 1) / PATCH_PAGE;
+}
 
 struct hop_gap {
     uint64_t lo, hi; /* padding [lo, hi) */

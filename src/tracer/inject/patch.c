@@ -381,8 +381,8 @@ struct plan {
 static struct inject_patch *plan_add(struct plan *pl, const struct text *t, uint64_t addr,
                                      size_t len)
 {
-    if (pl->n == PLAN_MAX || (addr >> 12) != ((addr + len - 1) >> 12))
-        return NULL; /* crossing a page: see write_pages */
+    if (pl->n == PLAN_MAX || crosses_page(addr, len))
+        return NULL;
     struct inject_patch *pt = &pl->w[pl->n++];
     *pt = (struct inject_patch){.addr = addr, .len = (uint8_t)len, .entry = pl->n == 1};
     memcpy(pt->orig, t->bytes + (addr - t->start), len);
@@ -460,25 +460,25 @@ static bool plan_function(struct session *s, struct arch_decoder *d, const struc
         *why = hops ? "one byte long, too short for a jump" : "too short for a jump";
         return false;
     }
+    size_t own = covered; /* the function's own bytes under the jump; the rest is padding */
     if (!hops && covered < ARCH_JUMP_LEN) {
         if (!padding_follows(d, m, t, off, addr, covered)) {
             *why = "too short for a jump, and no padding after it";
             return false;
         }
-        hop_gaps_reserve(&m->gaps, addr + covered, addr + ARCH_JUMP_LEN);
         covered = ARCH_JUMP_LEN;
     }
     if (branch_into(m, addr, covered)) {
         *why = "a branch lands inside the bytes the jump would cover";
         return false;
     }
-    if ((addr & ~(uint64_t)4095) != ((addr + covered - 1) & ~(uint64_t)4095)) {
+    struct inject_patch *entry = plan_add(pl, t, addr, covered);
+    if (!entry) {
         *why =
             "its jump would cross a page boundary (calltrace killed while writing it could leave "
             "half of it)";
         return false;
     }
-    struct inject_patch *entry = plan_add(pl, t, addr, covered);
     if (!hops)
         inject_entry_jump(entry->bytes, covered, addr, code);
     else if (!plan_hop(pl, m, t, addr + HOP_REACH, code)) {
@@ -489,6 +489,8 @@ static bool plan_function(struct session *s, struct arch_decoder *d, const struc
         entry->bytes[0] = 0xeb; /* jmp rel8 to the hop */
         entry->bytes[1] = (uint8_t)(int8_t)(int64_t)(pl->w[1].addr - (addr + HOP_REACH));
     }
+    if (own < covered) /* the padding the jump covers: no hop of the loops below goes there */
+        hop_gaps_reserve(&m->gaps, addr + own, addr + covered);
     if (!plan_loops(pl, m, t, f, addr, covered, code + FUNC_RELOC_OFF, why))
         return false;
     memset(buf + FUNC_RELOC_OFF + reloc_len, ARCH_BREAKPOINT_BYTE, FUNC_RELOC_MAX - reloc_len);
@@ -596,10 +598,10 @@ static long write_pages(struct process *p, const struct inject_space *sp, size_t
 {
     long patched = 0;
     for (size_t i = first; i < sp->npatches;) {
-        uint64_t page = sp->patches[i].addr & ~(uint64_t)4095, lo = UINT64_MAX, hi = 0;
+        uint64_t page = sp->patches[i].addr / PATCH_PAGE, lo = UINT64_MAX, hi = 0;
         long n = 0;
         size_t j = i;
-        for (; j < sp->npatches && (sp->patches[j].addr & ~(uint64_t)4095) == page; j++) {
+        for (; j < sp->npatches && sp->patches[j].addr / PATCH_PAGE == page; j++) {
             const struct inject_patch *pt = &sp->patches[j];
             if (pt->entry != entries || pt->addr < tx->start ||
                 pt->addr + pt->len > tx->start + tx->size)
@@ -718,8 +720,6 @@ static long patch_planned(struct session *s, struct arch_decoder *d,
     }
     free(resume);
     if (patched >= 0 && sp->hold_jumps) { /* written at the end of the attach: patch_flush_held */
-        qsort(sp->patches + first_patch, sp->npatches - first_patch, sizeof(*sp->patches),
-              cmp_patch);
         for (size_t i = first_patch; i < sp->npatches; i++)
             patched += sp->patches[i].entry;
     } else if (patched >= 0) {

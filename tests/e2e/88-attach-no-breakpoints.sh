@@ -84,12 +84,24 @@ wait_until 30 "a second library load after the kill" loaded_twice
 
 # The calls hooked by the calltrace that was killed and still open (the main thread waits for
 # its next command inside read_command, entered after the kill) return through that calltrace's
-# code: a new attachment must not take them over, and leaves them returning right. (With a
-# thread parked inside the killed calltrace's entry trampoline: tests/soak/reattach-parked.sh.)
+# code: a new attachment must not take them over, and leaves them returning right.
+# CT_PARK=1 (tests/soak/reattach-parked.sh) first parks a worker inside the killed calltrace's
+# entry trampoline, between its shadow push and its call (tests/progs/park.c; the process stays
+# stopped until SIGCONT): the new attachment must step it out before taking its thread over.
+# Not in make check: in the group-stopped process it still fails about 1 run in 5 (issue 16).
 CTX="[attach again after the SIGKILL]"
+if [ "${CT_PARK:-0}" = 1 ]; then
+    CTX="[attach again after the SIGKILL, a thread inside the killed calltrace's entry]"
+    build park O2
+    worker=$(ls "/proc/$PROG/task" | sort -n | sed -n 2p)
+    "$BIN" "$worker" >"$T/park.out" 2>&1 || fail "cannot park a thread: $(cat "$T/park.out")"
+fi
 "$CALLTRACE" -q -p "$PROG" -o "$T/run3" -t 1 "${FUNCS[@]}" 2>"$T/ct3.err"
 CT_RC=$?
-kill -0 "$PROG" || fail "the program died: $(tail -3 "$PROG_LOG")"
+if ! kill -CONT "$PROG"; then
+    wait "$PROG"
+    fail "the program died (wait status $?): $(tail -3 "$PROG_LOG")"
+fi
 [ "$CT_RC" = 0 ] || fail "calltrace exited $CT_RC: $(tail -5 "$T/ct3.err")"
 traced_by "$PROG" 0 || fail "the program is still traced after calltrace exited"
 CT_TRACE=$T/run3/trace.json

@@ -30,6 +30,7 @@ int call_reader_init(struct call_reader *cr, const struct rec_time *time,
 {
     static const struct call_reader_ops none;
     *cr = (struct call_reader){.time = *time, .ops = ops ? ops : &none, .ctx = ctx};
+    clock_mapping_init(&cr->clock, &time->start, &time->end, time->ns_per_tick);
     cr->file.fd = -1;
     return addr_map_init(&cr->threads, 64);
 }
@@ -77,7 +78,7 @@ struct rec_values *rec_values_copy(const struct rec_hdr *h)
 
 static int64_t saw_ticks(struct call_reader *cr, uint64_t ticks)
 {
-    int64_t ns = rec_time_ns(&cr->time, ticks);
+    int64_t ns = clock_map(&cr->clock, ticks);
     if (!cr->saw_time || cr->last_ns < ns)
         cr->last_ns = ns;
     cr->saw_time = true;

@@ -96,6 +96,7 @@ struct rec_time {
 struct call_reader {
     struct rec_reader file; /* when opened with call_reader_open */
     struct rec_time time;
+    struct clock_mapping clock; /* time's mapping, worked out once */
     /* tid -> struct call_thread. A hash map, not an array: a damaged record may hold any
      * 32-bit tid, and memory must stay in proportion to the record. */
     struct addr_map threads;

@@ -64,29 +64,35 @@ int clock_calibrate(struct clock_calibration *cal)
     return 0;
 }
 
-/* Timestamps are kept within +-2^61 ns (73 years): a damaged or hostile record can hold any
- * ticks and rate, and the difference of two clamped times still fits an int64. */
-#define NS_LIMIT (INT64_C(1) << 61)
+/* A rate beyond this (ns a tick) comes from a damaged header: a clock ticks faster than 1 Hz. */
+#define RATE_MAX (1ull << 32)
 
-static int64_t clamp_ns(double ns)
+void clock_mapping_init(struct clock_mapping *m, const struct clock_anchor *a,
+                        const struct clock_anchor *b, double ns_per_tick)
 {
-    if (ns != ns)
-        return 0; /* NaN: a rate of 0 times infinity */
-    if (ns >= (double)NS_LIMIT)
-        return NS_LIMIT;
-    if (ns <= -(double)NS_LIMIT)
-        return -NS_LIMIT;
-    return (int64_t)ns;
+    m->start_ticks = a->ticks;
+    m->start_ns = a->mono_ns > (uint64_t)CLOCK_NS_LIMIT ? CLOCK_NS_LIMIT : (int64_t)a->mono_ns;
+    if (b && b->ticks > a->ticks && b->mono_ns > a->mono_ns) {
+        uint64_t dns = b->mono_ns - a->mono_ns, dticks = b->ticks - a->ticks;
+        m->rate_int = dns / dticks;
+        if (m->rate_int < RATE_MAX) {
+            m->rate_frac = (uint64_t)(((unsigned __int128)(dns % dticks) << 64) / dticks);
+            return;
+        }
+    } else if (ns_per_tick >= 0 && ns_per_tick < (double)RATE_MAX) { /* also false for NaN */
+        m->rate_int = (uint64_t)ns_per_tick;
+        double frac = (ns_per_tick - (double)m->rate_int) * 0x1p64;
+        m->rate_frac = frac >= 0x1p64 ? UINT64_MAX : (uint64_t)frac;
+        return;
+    }
+    m->rate_int = ns_per_tick != ns_per_tick || ns_per_tick < 0 ? 0 : RATE_MAX;
+    m->rate_frac = 0;
 }
 
 int64_t clock_ticks_to_ns(const struct clock_anchor *a, const struct clock_anchor *b,
                           double ns_per_tick, uint64_t ticks)
 {
-    double rate = ns_per_tick;
-    if (b && b->ticks > a->ticks && b->mono_ns > a->mono_ns)
-        rate = (double)(b->mono_ns - a->mono_ns) / (double)(b->ticks - a->ticks);
-    int64_t dticks = (int64_t)(ticks - a->ticks);
-    int64_t start = a->mono_ns > (uint64_t)NS_LIMIT ? NS_LIMIT : (int64_t)a->mono_ns;
-    int64_t ns = start + clamp_ns((double)dticks * rate); /* both within 2^61: no overflow */
-    return ns > NS_LIMIT ? NS_LIMIT : ns < -NS_LIMIT ? -NS_LIMIT : ns;
+    struct clock_mapping m;
+    clock_mapping_init(&m, a, b, ns_per_tick);
+    return clock_map(&m, ticks);
 }

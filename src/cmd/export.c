@@ -1,5 +1,5 @@
-/* calltrace export RUN: rebuilds RUN/trace.json from the binary record, for a run whose
- * calltrace was killed before it could write it. */
+/* calltrace export RUN: rebuilds RUN's trace from the binary record, for a run whose calltrace
+ * was killed before it could write it, in another format, or as a window of a big run. */
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -13,40 +13,57 @@
 #include "output/call_dirs.h"
 #include "symbols/capture_plan.h"
 #include "output/run_dir.h"
-#include "output/trace_json.h"
+#include "output/trace_file.h"
 #include "record/format.h"
 #include "util/log.h"
 
 static void usage(FILE *f)
 {
-    fputs("usage: calltrace export [-q] [-z] [--max-call-dirs N] RUN\n"
-          "Rebuilds RUN/trace.json from RUN/" REC_FILE_NAME " (after calltrace was killed),\n"
-          "and RUN/calls when the run recorded arguments (-A, -R).\n"
-          "  -q, --quiet      do not print the closing line\n"
-          "  -z, --compress   write RUN/trace.json.gz instead (gzip; Perfetto reads it)\n"
-          "  --max-call-dirs N  call folders per function (default 1000, 0: no limit)\n",
+    fputs("usage: calltrace export [OPTIONS] RUN\n"
+          "Rebuilds RUN's trace from RUN/" REC_FILE_NAME " (after calltrace was killed, in\n"
+          "another format, or a window of a big run), and RUN/calls when the run recorded\n"
+          "arguments (-A, -R).\n"
+          "  -q, --quiet        do not print the closing line\n"
+          "      --format F     json (trace.json), perfetto (trace.pftrace) or both; by\n"
+          "                     default trace.json up to 8 million calls, trace.pftrace beyond\n"
+          "  -z, --compress     gzip it: trace.json.gz or trace.pftrace.gz\n"
+          "  --max-call-dirs N  call folders per function (default 1000, 0: no limit)\n"
+          "A window writes only some of the calls (the record keeps them all):\n" CLI_WINDOW_HELP,
           f);
 }
+
+enum { OPT_MAX_CALL_DIRS = 0x500, OPT_FORMAT };
 
 int cmd_export(int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"quiet", no_argument, NULL, 'q'},
         {"compress", no_argument, NULL, 'z'},
-        {"max-call-dirs", required_argument, NULL, 'm'},
+        {"format", required_argument, NULL, OPT_FORMAT},
+        {"max-call-dirs", required_argument, NULL, OPT_MAX_CALL_DIRS},
+        CLI_WINDOW_LONG_OPTIONS,
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    int quiet = 0, compress = 0, c;
+    int quiet = 0, c;
+    struct trace_file_options trace = {.format = TRACE_AUTO};
     long long max_dirs = CALL_DIRS_DEFAULT;
-    while ((c = getopt_long(argc, argv, "qzh", longopts, NULL)) != -1) {
-        if (c == 'm') {
+    while ((c = getopt_long(argc, argv, "qzhF:N:", longopts, NULL)) != -1) {
+        int window = cli_window_option(&trace.window, c, optarg);
+        if (window < 0)
+            return 2;
+        if (window)
+            continue;
+        if (c == OPT_MAX_CALL_DIRS) {
             if (cli_number("--max-call-dirs", optarg, 0, UINT32_MAX, &max_dirs) < 0)
+                return 2;
+        } else if (c == OPT_FORMAT) {
+            if (cli_trace_format(optarg, &trace.format) < 0)
                 return 2;
         } else if (c == 'q') {
             quiet = 1;
         } else if (c == 'z') {
-            compress = 1;
+            trace.compress = true;
         } else if (c == 'h') {
             usage(stdout);
             return 0;
@@ -55,6 +72,8 @@ int cmd_export(int argc, char **argv)
             return 2;
         }
     }
+    if (cli_window_check(&trace.window) < 0)
+        return 2;
     if (optind != argc - 1) {
         err_hint("give one run directory", "export: %s",
                  optind == argc ? "missing RUN" : "too many arguments");
@@ -66,15 +85,18 @@ int cmd_export(int argc, char **argv)
         err_msg("%s: %s", run, stat(run, &st) < 0 ? strerror(errno) : "not a run directory");
         return 1;
     }
-    struct trace_json_stats stats;
-    if (trace_json_export(run, compress, &stats) < 0)
+    struct trace_stats stats;
+    if (trace_export(run, &trace, &stats) < 0)
         return 1;
     if (stats.record_damaged)
         err_msg("%s: the record ends %s; the trace holds everything before that", run,
                 stats.record_damaged == 1 ? "in the middle of an event" : "with damaged data");
+    if (!quiet && stats.why)
+        fprintf(stderr, "calltrace: writing trace.pftrace, not trace.json: %s\n", stats.why);
     if (!quiet)
-        fprintf(stderr, "calltrace: trace in %s/%s: %llu calls\n", run, stats.file_name,
-                (unsigned long long)stats.calls);
+        fprintf(stderr, "calltrace: trace in %s/%s: %llu calls%s\n", run, stats.files,
+                (unsigned long long)stats.calls,
+                call_window_is_whole(&trace.window) ? "" : " in the window");
     struct call_dirs_stats dirs; /* -A/-R runs: the call folders too */
     if (call_dirs_export(run, (unsigned)max_dirs, &dirs) < 0)
         return 1;

@@ -20,7 +20,7 @@
 #include "cmd/cli_util.h"
 #include "cmd/commands.h"
 #include "output/run_dir.h"
-#include "output/trace_json.h"
+#include "output/trace_file.h"
 #include "record/call_reader.h"
 #include "record/reader.h"
 #include "record/writer.h"
@@ -50,18 +50,22 @@ struct merge_ctx {
     struct addr_map used_ids; /* pids and tids of the merged record */
     uint32_t next_free_id;
     struct recorder rec;
+    struct trace_file_options trace; /* --format, -z */
 };
 
 static void usage(FILE *f)
 {
     fputs("usage: calltrace merge [OPTIONS] RUN... -o OUT\n"
-          "Combines run directories into the new run directory OUT: one record and trace.json\n"
+          "Combines run directories into the new run directory OUT: one record and trace\n"
           "holding every run's processes, and every run's argument folders (calls/).\n"
           "\n"
           "  -o, --output OUT  the run directory to create (must not exist)\n"
           "  --align           shift each run to start at time zero (runs from different\n"
           "                    machines); by default runs keep their CLOCK_MONOTONIC times,\n"
           "                    which runs on one machine share\n"
+          "  --format F        json (trace.json), perfetto (trace.pftrace) or both; by\n"
+          "                    default trace.json up to 8 million calls, trace.pftrace beyond\n"
+          "  -z, --compress    gzip the trace\n"
           "  -q, --quiet       no closing summary line\n"
           "  -h, --help        show this help\n",
           f);
@@ -73,13 +77,20 @@ static int parse_args(int argc, char **argv, struct merge_ctx *m)
         {"output", required_argument, NULL, 'o'},
         {"align", no_argument, NULL, 'a'},
         {"quiet", no_argument, NULL, 'q'},
+        {"format", required_argument, NULL, 'f'},
+        {"compress", no_argument, NULL, 'z'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     int c;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":o:qh", longopts, NULL)) != -1) {
-        if (c == 'o') {
+    while ((c = getopt_long(argc, argv, ":o:qzh", longopts, NULL)) != -1) {
+        if (c == 'f') {
+            if (cli_trace_format(optarg, &m->trace.format) < 0)
+                return -1;
+        } else if (c == 'z') {
+            m->trace.compress = true;
+        } else if (c == 'o') {
             m->out = optarg;
         } else if (c == 'a') {
             m->align = true;
@@ -402,14 +413,14 @@ static int make_temp_dir(const char *out, char *tmp, size_t len)
     return 0;
 }
 
-static int build_output(struct merge_ctx *m, struct trace_json_stats *stats)
+static int build_output(struct merge_ctx *m, struct trace_stats *stats)
 {
     char tmp[PATH_MAX];
     if (make_temp_dir(m->out, tmp, sizeof(tmp)) < 0)
         return -1;
     int rc = write_record(m, tmp);
     if (rc == 0)
-        rc = trace_json_export_run(tmp, stats);
+        rc = trace_export(tmp, &m->trace, stats);
     if (rc == 0)
         rc = copy_calls(m, tmp);
     if (rc == 0 && renameat2(AT_FDCWD, tmp, AT_FDCWD, m->out, RENAME_NOREPLACE) < 0) {
@@ -441,7 +452,7 @@ int cmd_merge(int argc, char **argv)
         err_msg("out of memory");
         rc = 1;
     }
-    struct trace_json_stats stats;
+    struct trace_stats stats;
     if (rc == 0)
         rc = build_output(&m, &stats) < 0 ? 1 : 0;
     if (rc == 0 && !m.quiet)

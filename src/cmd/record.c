@@ -23,7 +23,7 @@
 #include "tracer/breakpoint/breakpoints.h"
 #include "tracer/inject/inject.h"
 #include "output/run_dir.h"
-#include "output/trace_json.h"
+#include "output/trace_file.h"
 #include "record/format.h"
 #include "record/writer.h"
 #include "symbols/elf_image.h"
@@ -207,10 +207,12 @@ static uint64_t lost_returns(const struct session *s)
     return s->backend && s->backend->lost_returns ? s->backend->lost_returns(s) : 0;
 }
 
-static void print_summary(const char *run, const struct trace_json_stats *stats,
-                          const struct session *s, const struct call_gate *gate)
+static void print_summary(const char *run, const struct trace_stats *stats, const struct session *s,
+                          const struct call_gate *gate)
 {
-    fprintf(stderr, "calltrace: trace in %s/%s: %llu calls", run, stats->file_name,
+    if (stats->why)
+        fprintf(stderr, "calltrace: writing trace.pftrace, not trace.json: %s\n", stats->why);
+    fprintf(stderr, "calltrace: trace in %s/%s: %llu calls", run, stats->files,
             (unsigned long long)stats->calls);
     if (stats->unfinished)
         fprintf(stderr, " (%llu unfinished)", (unsigned long long)stats->unfinished);
@@ -339,8 +341,9 @@ static int finish_run(const char *run, struct recorder *rec, const struct sessio
         err_hint(rec_error == ENOSPC ? "free some space; the trace holds what was recorded" : NULL,
                  "writing %s/%s: %s", run, REC_FILE_NAME, strerror(rec_error));
     warn_unmatched_at_end(cli, s);
-    struct trace_json_stats stats;
-    if (trace_json_export(run, cli->compress, &stats) < 0)
+    struct trace_stats stats;
+    struct trace_file_options trace = {.format = cli->format, .compress = cli->compress};
+    if (trace_export(run, &trace, &stats) < 0)
         return -1;
     struct call_dirs_stats dirs = {0};
     bool captured = cli->opts.trace.capture.args || cli->opts.trace.capture.retval;

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "output/trace_file.h"
 #include "tracer/tracee.h"
 #include "view/view.h"
 
@@ -22,12 +23,13 @@ struct record_cli {
     struct record_options opts;
     const char *output;
     bool quiet;
-    pid_t attach_pid;      /* -p */
-    unsigned duration;     /* -t, seconds; 0: until stopped */
-    bool compress;         /* -z: trace.json.gz */
-    bool open;             /* --open: show the trace in Perfetto once recorded */
-    uint32_t max_depth;    /* -D; 0: no limit */
-    uint64_t min_duration; /* --min-duration, ns; 0: no minimum */
+    pid_t attach_pid;         /* -p */
+    unsigned duration;        /* -t, seconds; 0: until stopped */
+    bool compress;            /* -z: trace.json.gz, trace.pftrace.gz */
+    enum trace_format format; /* --format */
+    bool open;                /* --open: show the trace in Perfetto once recorded */
+    uint32_t max_depth;       /* -D; 0: no limit */
+    uint64_t min_duration;    /* --min-duration, ns; 0: no minimum */
     struct view_options view;
     unsigned max_call_dirs; /* --max-call-dirs; 0: no cap */
     char **program_argv;

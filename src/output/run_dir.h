@@ -5,8 +5,6 @@
 #include <stddef.h>
 
 #define RUN_DIR_DEFAULT "calltrace-out"
-#define TRACE_JSON_NAME "trace.json"
-#define TRACE_JSON_GZ_NAME "trace.json.gz" /* with -z, instead of trace.json */
 
 /* Creates base, or base-1, base-2, ... when it exists; the name used goes to out.
  * Prints one error line and returns -1 when none can be created. */

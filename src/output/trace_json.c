@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "output/call_marks.h"
 #include "output/call_values.h"
+#include "output/process_tracks.h"
 #include "output/run_dir.h"
 #include "record/call_reader.h"
 #include "util/addr_map.h"
@@ -23,13 +25,12 @@ struct json_writer {
     /* By id: a hash map, not an array, because a damaged record may hold any 32-bit id and
      * memory must stay in proportion to the record. */
     struct addr_map func_names; /* id -> struct call_head */
-    struct addr_map pid_reuse;  /* pid -> ((generation << 1) | ended) + 1 */
-    struct run_funcs *funcs;    /* images and functions, to format -A / -R values */
+    struct process_tracks pids;
+    struct window_reader window;
+    struct run_funcs *funcs; /* images and functions, to format -A / -R values */
     uint64_t process_order;
-    uint32_t last_pid; /* track_pid's last answer, for a run of calls of one process */
-    uint64_t last_track;
     bool first_event;
-    struct trace_json_stats *stats;
+    struct trace_stats *stats;
 };
 
 static void begin_event(struct json_writer *w)
@@ -38,40 +39,10 @@ static void begin_event(struct json_writer *w)
     w->first_event = false;
 }
 
-/* pid_max never exceeds 2^22: a pid reused by a later process gets a track of its own at
- * pid + generation * 2^22, so two processes never share one. */
-#define PID_SPACE (1ull << 22)
-
-static uint64_t track_pid(struct json_writer *w, uint32_t pid)
-{
-    if (pid && pid == w->last_pid)
-        return w->last_track;
-    uintptr_t v = (uintptr_t)addr_map_get(&w->pid_reuse, pid);
-    w->last_pid = pid;
-    w->last_track = v ? pid + ((v - 1) >> 1) * PID_SPACE : pid;
-    return w->last_track;
-}
-
-static void process_started(struct json_writer *w, uint32_t pid)
-{
-    uintptr_t v = (uintptr_t)addr_map_get(&w->pid_reuse, pid);
-    uintptr_t gen = v ? ((v - 1) >> 1) + ((v - 1) & 1) : 0;
-    w->last_pid = 0;
-    addr_map_put(&w->pid_reuse, pid, (void *)((gen << 1) + 1));
-}
-
-static void process_ended(struct json_writer *w, uint32_t pid)
-{
-    uintptr_t v = (uintptr_t)addr_map_get(&w->pid_reuse, pid);
-    if (v)
-        addr_map_put(&w->pid_reuse, pid, (void *)(((v - 1) | 1) + 1));
-    w->last_pid = 0;
-}
-
 static void put_ids(struct json_writer *w, uint32_t pid, uint32_t tid)
 {
     outbuf_puts(&w->out, ",\"pid\":");
-    outbuf_put_u64(&w->out, track_pid(w, pid));
+    outbuf_put_u64(&w->out, process_track(&w->pids, pid));
     outbuf_puts(&w->out, ",\"tid\":");
     outbuf_put_u64(&w->out, tid);
 }
@@ -129,8 +100,9 @@ static void put_string_member(struct json_writer *w, const char *sep, const char
     json_put_string(&w->out, value, strlen(value));
 }
 
-/* -A / -R: each argument by name, and "return", as gdb prints them. */
-static void put_values(struct json_writer *w, const struct call_frame *call, const char *sep)
+/* -A / -R: each argument by name, and "return", as gdb prints them. *sep goes before the
+ * first member written, "," before the others. */
+static void put_values(struct json_writer *w, const struct call_frame *call, const char **sep)
 {
     struct call_values cv;
     if (!w->funcs || (!call->args && !call->ret))
@@ -140,42 +112,54 @@ static void put_values(struct json_writer *w, const struct call_frame *call, con
         return;
     }
     if (cv.raw) {
-        put_string_member(w, sep, "registers",
+        put_string_member(w, *sep, "registers",
                           "raw: no DWARF for this function, or its file changed");
-        sep = ",";
+        *sep = ",";
     }
-    for (size_t i = 0; i < cv.nargs; i++, sep = ",")
-        put_string_member(w, sep, cv.args[i].name, cv.args[i].value);
-    if (cv.has_result)
-        put_string_member(w, sep, "return", cv.result.value);
+    for (size_t i = 0; i < cv.nargs; i++, *sep = ",")
+        put_string_member(w, *sep, cv.args[i].name, cv.args[i].value);
+    if (cv.has_result) {
+        put_string_member(w, *sep, "return", cv.result.value);
+        *sep = ",";
+    }
     call_values_free(&cv);
+}
+
+static int on_enter(void *ctx, struct call_reader *cr, struct call_thread *t, struct call_frame *f)
+{
+    struct json_writer *w = ctx;
+    (void)cr;
+    return window_enter(&w->window, t, f, NULL, NULL);
 }
 
 static int put_call(void *ctx, struct call_reader *cr, const struct call_done *call)
 {
     struct json_writer *w = ctx;
     (void)cr;
+    /* The frame is the reader's, still on its thread's stack: the window marks it. */
+    struct call_frame *f = (struct call_frame *)call->frame;
+    int shown = window_exit(&w->window, call->thread, f, call->end_ns, NULL, NULL);
+    if (shown <= 0) {
+        w->stats->left_out += shown == 0 && !(call->flags & EXIT_INHERITED);
+        return shown;
+    }
     begin_event(w);
     put_call_head(w, call->frame->func);
     outbuf_put_usec(&w->out, call->frame->start_ns);
     outbuf_puts(&w->out, ",\"dur\":");
     outbuf_put_usec(&w->out, call->total_ns);
     put_ids(w, call->thread->pid, call->thread->tid);
-    outbuf_puts(&w->out, ",\"args\":{");
-    const char *sep = "";
-    static const struct {
-        unsigned flag;
-        const char *key;
-    } marks[] = {
-        {EXIT_UNFINISHED, "unfinished"}, {EXIT_UNWOUND, "unwound"}, {EXIT_INHERITED, "inherited"}};
-    for (size_t i = 0; i < sizeof(marks) / sizeof(marks[0]); i++) {
-        if (call->flags & marks[i].flag) {
-            outbuf_printf(&w->out, "%s\"%s\":true", sep, marks[i].key);
+    /* Most calls have no args: no "args":{} for them (a tenth of a call's bytes). */
+    static const char args_open[] = ",\"args\":{";
+    const char *sep = args_open;
+    for (size_t i = 0; i < CALL_MARKS; i++) {
+        if (call->flags & call_marks[i].flag) {
+            outbuf_printf(&w->out, "%s\"%s\":true", sep, call_marks[i].name);
             sep = ",";
         }
     }
-    put_values(w, call->frame, sep);
-    outbuf_puts(&w->out, "}}");
+    put_values(w, call->frame, &sep);
+    outbuf_puts(&w->out, sep == args_open ? "}" : "}}");
     /* A forked child's copy of its parent's open calls is shown, but was not called by it. */
     if (call->flags & EXIT_INHERITED)
         return 0;
@@ -204,7 +188,7 @@ static int remember_func(struct json_writer *w, const struct rec_func *f)
         return -1;
     }
     free(old);
-    return 0;
+    return window_note_func(&w->window, f->func, name, len);
 }
 
 static void on_process(struct json_writer *w, const struct rec_process *p)
@@ -212,7 +196,7 @@ static void on_process(struct json_writer *w, const struct rec_process *p)
     uint32_t len;
     const char *name = rec_name(&p->hdr, &len);
     if (!(p->hdr.flags & PROCESS_EXEC))
-        process_started(w, p->hdr.tid);
+        process_tracks_started(&w->pids, p->hdr.tid);
     put_metadata(w, "process_name", p->hdr.tid, p->hdr.tid, "name", name, len);
     if (p->hdr.flags & PROCESS_EXEC)
         return; /* the process keeps its place; only its name changes */
@@ -251,7 +235,7 @@ static int handle(void *ctx, struct call_reader *cr, const struct rec_hdr *h)
         on_thread(w, (const struct rec_thread *)h);
         break;
     case REC_PROCESS_END:
-        process_ended(w, h->tid);
+        process_tracks_ended(&w->pids, h->tid);
         break;
     default:
         break;
@@ -264,7 +248,8 @@ static void free_writer(struct json_writer *w)
     ADDR_MAP_FOREACH(&w->func_names, slot)
     free(slot->value);
     addr_map_free(&w->func_names);
-    addr_map_free(&w->pid_reuse);
+    process_tracks_free(&w->pids);
+    window_reader_free(&w->window);
     run_funcs_free(w->funcs);
 }
 
@@ -284,15 +269,14 @@ static void put_footer(struct json_writer *w, const struct rec_reader *r)
 }
 
 static const struct call_reader_ops json_calls = {
-    .record = handle, .values = keep_values, .exit = put_call};
+    .record = handle, .enter = on_enter, .values = keep_values, .exit = put_call};
 
 int trace_json_write(const char *record_path, const char *json_path, bool gzip,
-                     struct trace_json_stats *stats)
+                     const struct call_window *window, struct trace_stats *stats)
 {
     char why[256];
     struct call_reader cr;
     struct json_writer w = {.first_event = true, .stats = stats};
-    memset(stats, 0, sizeof(*stats));
     if (call_reader_open(&cr, record_path, &json_calls, &w, why, sizeof(why)) < 0) {
         err_msg("%s: %s", record_path, why);
         return -1;
@@ -304,7 +288,8 @@ int trace_json_write(const char *record_path, const char *json_path, bool gzip,
         call_reader_close(&cr);
         return -1;
     }
-    if (addr_map_init(&w.func_names, 1024) < 0 || addr_map_init(&w.pid_reuse, 64) < 0 ||
+    if (addr_map_init(&w.func_names, 1024) < 0 || process_tracks_init(&w.pids) < 0 ||
+        window_reader_init(&w.window, window, (int64_t)cr.time.start.mono_ns) < 0 ||
         !(w.funcs = run_funcs_new())) {
         err_msg("%s: out of memory", json_path);
         outbuf_close(&w.out);
@@ -329,36 +314,4 @@ int trace_json_write(const char *record_path, const char *json_path, bool gzip,
         return -1;
     }
     return 0;
-}
-
-int trace_json_export(const char *run, bool compress, struct trace_json_stats *stats)
-{
-    const char *name = compress ? TRACE_JSON_GZ_NAME : TRACE_JSON_NAME;
-    const char *other_name = compress ? TRACE_JSON_NAME : TRACE_JSON_GZ_NAME;
-    char record[PATH_MAX], json[PATH_MAX], tmp[PATH_MAX], other[PATH_MAX];
-    if (run_path(record, sizeof(record), run, REC_FILE_NAME) < 0 ||
-        run_path(json, sizeof(json), run, name) < 0 ||
-        run_path(other, sizeof(other), run, other_name) < 0 ||
-        snprintf(tmp, sizeof(tmp), "%s.tmp", json) >= (int)sizeof(tmp)) {
-        err_msg("%s: path too long", run);
-        return -1;
-    }
-    unlink(tmp);
-    if (trace_json_write(record, tmp, compress, stats) < 0) {
-        unlink(tmp);
-        return -1;
-    }
-    stats->file_name = name;
-    if (rename(tmp, json) < 0) {
-        err_msg("cannot rename %s to %s: %s", tmp, json, strerror(errno));
-        return -1;
-    }
-    if (unlink(other) < 0 && errno != ENOENT)
-        err_msg("cannot remove the older %s: %s", other, strerror(errno));
-    return 0;
-}
-
-int trace_json_export_run(const char *run, struct trace_json_stats *stats)
-{
-    return trace_json_export(run, false, stats);
 }

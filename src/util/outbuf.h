@@ -26,6 +26,7 @@ int outbuf_open(struct outbuf *out, const char *path, size_t cap);
 /* The same, but what is written is stored gzip-compressed (a .gz file that gunzip and Perfetto
  * read). `written` then counts compressed bytes. */
 int outbuf_open_gzip(struct outbuf *out, const char *path, size_t cap);
+int outbuf_flush(struct outbuf *out);
 /* What outbuf_write does when the bytes do not fit in the buffer (or after an error). */
 void outbuf_write_slow(struct outbuf *out, const void *data, size_t len);
 /* Room for len bytes at the end of the buffer, which the caller fills in at once; NULL when they
@@ -37,6 +38,24 @@ static inline void *outbuf_room(struct outbuf *out, size_t len)
     void *at = out->data + out->len;
     out->len += len;
     return at;
+}
+
+/* Room for up to max bytes at the end of the buffer, flushing it first when needed, to be
+ * filled in place and kept with outbuf_commit: a writer of small variable-length items (the
+ * protobuf trace's packets) encodes them straight into the buffer. NULL after an error or when
+ * max is more than the buffer holds. */
+static inline void *outbuf_reserve(struct outbuf *out, size_t max)
+{
+    if (__builtin_expect(out->len + max > out->cap, 0) && !out->error && max <= out->cap)
+        outbuf_flush(out);
+    if (__builtin_expect(out->len + max > out->cap || out->error, 0))
+        return NULL;
+    return out->data + out->len;
+}
+
+static inline void outbuf_commit(struct outbuf *out, size_t len)
+{
+    out->len += len;
 }
 
 /* Inline: the recorder writes two small records per traced call, and a call to memcpy with a
@@ -59,7 +78,6 @@ void outbuf_printf(struct outbuf *out, const char *fmt, ...) __attribute__((form
 /* Microseconds with 3 decimals from nanoseconds, without printf's float formatting. */
 void outbuf_put_usec(struct outbuf *out, int64_t ns);
 void outbuf_put_u64(struct outbuf *out, uint64_t v);
-int outbuf_flush(struct outbuf *out);
 /* Flushes, fsyncs and closes; returns 0 or the first errno seen. */
 int outbuf_close(struct outbuf *out);
 

@@ -76,7 +76,9 @@ static enum MHD_Result send_trace(struct http_server *s, struct MHD_Connection *
         return MHD_NO;
     }
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
-                            e->gzip ? "application/gzip" : "application/json");
+                            e->gzip       ? "application/gzip"
+                            : e->protobuf ? "application/octet-stream"
+                                          : "application/json");
     MHD_add_response_header(r, MHD_HTTP_HEADER_ACCESS_CONTROL_ALLOW_ORIGIN, s->allow_origin);
     MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
     MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");

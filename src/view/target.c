@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 
 #include "output/run_dir.h"
-#include "output/trace_json.h"
+#include "output/trace_file.h"
 #include "record/format.h"
 #include "util/log.h"
 #include "view/trace_check.h"
@@ -39,7 +39,9 @@ static bool stat_file(const char *dir, const char *name, char *path, struct stat
 
 static void inspect_run(const char *dir, struct run_info *r)
 {
-    static const char *const traces[] = {TRACE_JSON_NAME, TRACE_JSON_GZ_NAME};
+    /* First the protobuf: written after trace.json when both are, and it opens faster. */
+    static const char *const traces[] = {TRACE_PFTRACE_NAME, TRACE_PFTRACE_GZ_NAME, TRACE_JSON_NAME,
+                                         TRACE_JSON_GZ_NAME};
     char path[PATH_MAX];
     struct stat st;
     r->kind = NOT_A_RUN;
@@ -87,28 +89,54 @@ static struct view_entry *add_entry(struct view_target *t)
     return e;
 }
 
+/* A JSON trace beyond this is only checked at its edges: reading gigabytes first would keep
+ * the user waiting for the viewer. calltrace writes its traces whole (a temporary name, then a
+ * rename), so a big one is whole unless something else damaged it. */
+#define FULL_CHECK_MAX (256ll << 20)
+
+static int check_file(const char *path, long long size, bool *gzip, bool *protobuf, char *why)
+{
+    if (trace_sniff(path, gzip, protobuf, why, WHY_MAX) < 0)
+        return -1;
+    if (size > FULL_CHECK_MAX)
+        return *protobuf ? 0 : trace_check_quick(path, gzip, why, WHY_MAX);
+    return *protobuf ? trace_check_pftrace(path, why, WHY_MAX)
+                     : trace_check(path, gzip, why, WHY_MAX);
+}
+
+static const char *url_name(const char *name, const struct view_entry *e)
+{
+    if (url_safe(name))
+        return name;
+    if (e->protobuf)
+        return e->gzip ? TRACE_PFTRACE_GZ_NAME : TRACE_PFTRACE_NAME;
+    return e->gzip ? TRACE_JSON_GZ_NAME : TRACE_JSON_NAME;
+}
+
 static int single_file(struct view_target *t, const char *path)
 {
     char why[WHY_MAX];
-    bool gzip;
-    if (trace_check(path, &gzip, why, sizeof(why)) < 0) {
+    struct stat st;
+    if (stat(path, &st) < 0) {
+        err_msg("view: %s: %s", path, strerror(errno));
+        return -1;
+    }
+    bool gzip, protobuf;
+    if (check_file(path, st.st_size, &gzip, &protobuf, why) < 0) {
         err_msg("view: %s: %s", path, why);
         return -1;
     }
-    struct stat st;
     struct view_entry *e = add_entry(t);
+    if (e)
+        e->gzip = gzip, e->protobuf = protobuf;
     const char *name = base_name(path);
-    if (!e || stat(path, &st) < 0 || !(e->name = strdup(name)) || !(e->path = strdup(path)) ||
-        asprintf(&e->url_path, "/%s",
-                 url_safe(name) ? name
-                 : gzip         ? TRACE_JSON_GZ_NAME
-                                : TRACE_JSON_NAME) < 0) {
+    if (!e || !(e->name = strdup(name)) || !(e->path = strdup(path)) ||
+        asprintf(&e->url_path, "/%s", url_name(name, e)) < 0) {
         if (e)
             e->url_path = NULL;
         err_msg("view: %s: %s", path, strerror(errno));
         return -1;
     }
-    e->gzip = gzip;
     e->mtime = st.st_mtim;
     e->size = st.st_size;
     return 0;
@@ -118,9 +146,12 @@ static int single_file(struct view_target *t, const char *path)
 static int export_first(const char *run, struct run_info *r)
 {
     fprintf(stderr, "calltrace: %s has no trace yet; making it from %s\n", run, REC_FILE_NAME);
-    struct trace_json_stats stats;
-    if (trace_json_export(run, false, &stats) < 0)
+    struct trace_stats stats;
+    struct trace_file_options trace = {.format = TRACE_AUTO};
+    if (trace_export(run, &trace, &stats) < 0)
         return -1;
+    if (stats.why)
+        fprintf(stderr, "calltrace: writing trace.pftrace, not trace.json: %s\n", stats.why);
     if (stats.record_damaged)
         err_msg("%s: the record ends %s; the trace holds everything before that", run,
                 stats.record_damaged == 1 ? "in the middle of an event" : "with damaged data");
@@ -152,7 +183,8 @@ static int index_entry(struct view_target *t, const char *dir, const char *name)
     if (r.kind == RUN_RECORD_ONLY)
         return asprintf(&e->problem, "no trace yet: run calltrace export on it") < 0 ? -1 : 0;
     char why[WHY_MAX];
-    if (trace_check_quick(r.trace, &e->gzip, why, sizeof(why)) < 0)
+    if (trace_sniff(r.trace, &e->gzip, &e->protobuf, why, sizeof(why)) < 0 ||
+        (!e->protobuf && trace_check_quick(r.trace, &e->gzip, why, sizeof(why)) < 0))
         return (e->problem = strdup(why)) ? 0 : -1;
     if (!(e->path = strdup(r.trace)))
         return -1;
@@ -189,7 +221,8 @@ static int index_dir(struct view_target *t, const char *dir)
         return -1;
     }
     if (!t->n) {
-        err_hint("a run directory holds " REC_FILE_NAME " or " TRACE_JSON_NAME,
+        err_hint("a run directory holds " REC_FILE_NAME ", " TRACE_JSON_NAME
+                 " or " TRACE_PFTRACE_NAME,
                  "view: %s: no run directories in it", dir);
         return -1;
     }

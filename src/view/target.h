@@ -12,6 +12,7 @@ struct view_entry {
     char *url_path; /* the only URL path that serves it, e.g. "/trace.json" */
     char *problem;  /* index only: why this run cannot be viewed, or NULL */
     bool gzip;      /* served as application/gzip, as it is */
+    bool protobuf;  /* a Perfetto protobuf trace, not JSON */
     struct timespec mtime;
     long long size;
 };

@@ -235,3 +235,77 @@ int trace_check_quick(const char *path, bool *gzip, char *why, size_t whylen)
     close(fd);
     return rc;
 }
+
+/* The first bytes of the trace itself (gunzipped): a JSON trace starts with { or [ after
+ * blanks, a Perfetto protobuf trace with the tag of Trace.packet (field 1, length-delimited). */
+int trace_sniff(const char *path, bool *gzip, bool *protobuf, char *why, size_t whylen)
+{
+    if (read_magic(path, gzip, why, whylen) < 0)
+        return -1;
+    gzFile f = gzopen(path, "rb");
+    if (!f) {
+        snprintf(why, whylen, "%s", errno ? strerror(errno) : "cannot open");
+        return -1;
+    }
+    unsigned char first = 0;
+    int n = gzread(f, &first, 1);
+    gzclose(f);
+    if (n != 1) {
+        snprintf(why, whylen, "empty, not a trace");
+        return -1;
+    }
+    *protobuf = first == PFTRACE_FIRST_BYTE;
+    return 0;
+}
+
+/* Walks the packets of a protobuf trace: each a Trace.packet tag and a length, until the file
+ * ends exactly at a packet's end. */
+static const char *walk_packets(gzFile f)
+{
+    for (;;) {
+        int tag = gzgetc(f);
+        if (tag < 0)
+            return NULL; /* the end, between two packets */
+        if (tag != PFTRACE_FIRST_BYTE)
+            return "not a Perfetto trace (a packet does not start with its tag)";
+        uint64_t len = 0;
+        int shift = 0, c;
+        do {
+            if ((c = gzgetc(f)) < 0)
+                return "truncated (the trace ends in the middle of a packet)";
+            len |= (uint64_t)(c & 0x7f) << shift;
+            shift += 7;
+        } while ((c & 0x80) && shift < 64);
+        if (c & 0x80)
+            return "damaged (a packet length is not a varint)";
+        if (len > (1u << 30))
+            return "damaged (a packet longer than 1 GB)";
+        if (gzseek(f, (z_off_t)len, SEEK_CUR) < 0)
+            return "truncated (the trace ends in the middle of a packet)";
+        /* gzseek past the end of a plain file succeeds: the next read says so */
+        if (len && gzeof(f))
+            return "truncated (the trace ends in the middle of a packet)";
+    }
+}
+
+int trace_check_pftrace(const char *path, char *why, size_t whylen)
+{
+    gzFile f = gzopen(path, "rb");
+    if (!f) {
+        snprintf(why, whylen, "%s", errno ? strerror(errno) : "cannot open");
+        return -1;
+    }
+    gzbuffer(f, SCAN_CHUNK);
+    const char *verdict = walk_packets(f);
+    int zerr = Z_OK;
+    gzerror(f, &zerr);
+    gzclose(f);
+    if (!verdict && zerr != Z_OK)
+        verdict = zerr == Z_BUF_ERROR ? "truncated (the gzip data ends in the middle)"
+                                      : "damaged gzip data";
+    if (verdict) {
+        snprintf(why, whylen, "%s", verdict);
+        return -1;
+    }
+    return 0;
+}

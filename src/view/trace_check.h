@@ -1,5 +1,5 @@
-/* Is a file a whole Chrome JSON trace? Checked before it is served, so that a wrong or
- * truncated file is an error on the terminal instead of a blank Perfetto tab. */
+/* Is a file a whole trace, Chrome JSON or Perfetto protobuf? Checked before it is served, so
+ * that a wrong or truncated file is an error on the terminal instead of a blank Perfetto tab. */
 #ifndef CALLTRACE_VIEW_TRACE_CHECK_H
 #define CALLTRACE_VIEW_TRACE_CHECK_H
 
@@ -14,5 +14,16 @@ int trace_check(const char *path, bool *gzip, char *why, size_t whylen);
 /* The same verdict from the first and last bytes only, for listing many runs at once: catches
  * files that are not JSON traces and most truncated ones, without reading gigabytes. */
 int trace_check_quick(const char *path, bool *gzip, char *why, size_t whylen);
+
+/* The tag of Trace.packet (field 1, length-delimited): the first byte of a protobuf trace. */
+#define PFTRACE_FIRST_BYTE 0x0a
+
+/* Which kind of trace a file holds, from its first byte (gunzipped). Returns 0, or -1 with why
+ * filled (unreadable, empty). */
+int trace_sniff(const char *path, bool *gzip, bool *protobuf, char *why, size_t whylen);
+
+/* A protobuf trace (gzip or plain) is a whole number of packets: walks their lengths. Returns
+ * 0, or -1 with the reason in why. */
+int trace_check_pftrace(const char *path, char *why, size_t whylen);
 
 #endif

@@ -13,17 +13,19 @@
 #include "fuzz.h"
 #include "analysis/profile.h"
 #include "output/trace_json.h"
+#include "output/trace_pftrace.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 
-static char dir[256], record[300], json[300];
+static char dir[256], record[300], json[300], pftrace[300];
 
 /* libFuzzer ends by exit() after -max_total_time or -runs: the scratch files go with it. */
 static void remove_scratch(void)
 {
     unlink(record);
     unlink(json);
+    unlink(pftrace);
     rmdir(dir);
 }
 
@@ -38,6 +40,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
         abort();
     snprintf(record, sizeof(record), "%s/events.ctr", dir);
     snprintf(json, sizeof(json), "%s/trace.json", dir);
+    snprintf(pftrace, sizeof(pftrace), "%s/trace.pftrace", dir);
     atexit(remove_scratch);
     return 0;
 }
@@ -83,6 +86,60 @@ static void check_trace(void)
     free(text);
 }
 
+/* One protobuf message: every field a varint or a length-delimited run within it (the writer
+ * uses no other wire type), ending exactly at its end. */
+static bool message_ok(const uint8_t *p, size_t len)
+{
+    size_t i = 0;
+    while (i < len) {
+        uint64_t key = 0, v = 0;
+        for (int shift = 0;; shift += 7) {
+            if (i >= len || shift > 63)
+                return false;
+            key |= (uint64_t)(p[i] & 0x7f) << shift;
+            if (!(p[i++] & 0x80))
+                break;
+        }
+        if ((key >> 3) == 0)
+            return false;
+        for (int shift = 0;; shift += 7) {
+            if (i >= len || shift > 63)
+                return false;
+            v |= (uint64_t)(p[i] & 0x7f) << shift;
+            if (!(p[i++] & 0x80))
+                break;
+        }
+        if ((key & 7) == 0)
+            continue;
+        if ((key & 7) != 2 || v > len - i)
+            return false;
+        i += v;
+    }
+    return true;
+}
+
+/* The trace is a run of Trace.packet fields (tag 0x0a), each a well-formed message. */
+static void check_pftrace(void)
+{
+    size_t len;
+    uint8_t *data = (uint8_t *)read_file(pftrace, &len);
+    size_t i = 0;
+    while (i < len) {
+        FUZZ_ASSERT(data[i++] == 0x0a);
+        uint64_t n = 0;
+        for (int shift = 0;; shift += 7) {
+            FUZZ_ASSERT(i < len && shift <= 63);
+            n |= (uint64_t)(data[i] & 0x7f) << shift;
+            if (!(data[i++] & 0x80))
+                break;
+        }
+        FUZZ_ASSERT(n <= len - i);
+        FUZZ_ASSERT(message_ok(data + i, n));
+        i += n;
+    }
+    free(data);
+}
+
 static void check_profile(void)
 {
     struct profile p;
@@ -100,9 +157,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     write_file(record, data, size);
     unlink(json);
-    struct trace_json_stats stats;
-    if (trace_json_write(record, json, false, &stats) == 0)
+    struct trace_stats stats = {0};
+    if (trace_json_write(record, json, false, NULL, &stats) == 0)
         check_trace();
+    unlink(pftrace);
+    stats = (struct trace_stats){0};
+    if (trace_pftrace_write(record, pftrace, false, NULL, &stats) == 0)
+        check_pftrace();
     check_profile();
     return 0;
 }

@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "output/trace_json.h"
+#include "output/trace_file.h"
 #include "record/writer.h"
 #include "unit.h"
 
@@ -87,8 +87,9 @@ static void test_roundtrip(const char *dir)
     struct clock_calibration clock;
     clock_calibrate(&clock);
     write_sample(record, &clock);
-    struct trace_json_stats stats;
-    CHECK(trace_json_export_run(dir, &stats) == 0);
+    struct trace_stats stats;
+    struct trace_file_options json_only = {.format = TRACE_JSON};
+    CHECK(trace_export(dir, &json_only, &stats) == 0);
     CHECK_EQ_U64(stats.calls, 4);
     CHECK_EQ_U64(stats.unfinished, 1);
     CHECK_EQ_U64(stats.processes, 3);
@@ -130,8 +131,9 @@ static void test_truncated_record_still_gives_valid_json(const char *dir)
     struct stat st;
     CHECK(stat(record, &st) == 0);
     CHECK(truncate(record, st.st_size - 30) == 0);
-    struct trace_json_stats stats;
-    CHECK(trace_json_export_run(dir, &stats) == 0);
+    struct trace_stats stats;
+    struct trace_file_options json_only = {.format = TRACE_JSON};
+    CHECK(trace_export(dir, &json_only, &stats) == 0);
     CHECK(stats.record_damaged != 0);
     char *text = slurp(json);
     cJSON *root = text ? cJSON_Parse(text) : NULL;

@@ -1,0 +1,39 @@
+#include "output/process_tracks.h"
+
+int process_tracks_init(struct process_tracks *p)
+{
+    *p = (struct process_tracks){0};
+    return addr_map_init(&p->reuse, 64);
+}
+
+void process_tracks_free(struct process_tracks *p)
+{
+    addr_map_free(&p->reuse);
+}
+
+uint64_t process_track(struct process_tracks *p, uint32_t pid)
+{
+    if (pid && pid == p->last_pid)
+        return p->last_track;
+    uintptr_t v = (uintptr_t)addr_map_get(&p->reuse, pid);
+    p->last_pid = pid;
+    p->last_track = v ? pid + ((v - 1) >> 1) * PID_SPACE : pid;
+    return p->last_track;
+}
+
+void process_tracks_started(struct process_tracks *p, uint32_t pid)
+{
+    uintptr_t v = (uintptr_t)addr_map_get(&p->reuse, pid);
+    uintptr_t gen = v ? ((v - 1) >> 1) + ((v - 1) & 1) : 0;
+    p->last_pid = 0;
+    /* Out of memory: the process shares its pid's earlier track, nothing worse. */
+    (void)addr_map_put(&p->reuse, pid, (void *)((gen << 1) + 1));
+}
+
+void process_tracks_ended(struct process_tracks *p, uint32_t pid)
+{
+    uintptr_t v = (uintptr_t)addr_map_get(&p->reuse, pid);
+    if (v)
+        (void)addr_map_put(&p->reuse, pid, (void *)(((v - 1) | 1) + 1));
+    p->last_pid = 0;
+}

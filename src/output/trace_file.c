@@ -1,0 +1,152 @@
+#include "output/trace_file.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "output/run_dir.h"
+#include "output/trace_json.h"
+#include "output/trace_pftrace.h"
+#include "record/format.h"
+#include "util/log.h"
+
+int trace_format_parse(const char *text, enum trace_format *format)
+{
+    static const struct {
+        const char *name;
+        enum trace_format format;
+    } names[] = {{"json", TRACE_JSON},
+                 {"perfetto", TRACE_PERFETTO},
+                 {"pftrace", TRACE_PERFETTO},
+                 {"both", TRACE_BOTH},
+                 {"auto", TRACE_AUTO}};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        if (!strcmp(text, names[i].name)) {
+            *format = names[i].format;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* A record holds about 4 bytes a call (entry and exit packed, record/call_pack.h);
+ * argument values add more, and they make trace.json's events larger in proportion. */
+#define RECORD_BYTES_PER_CALL 4
+
+uint64_t trace_estimated_calls(const char *record_path)
+{
+    struct stat st;
+    if (stat(record_path, &st) < 0 || st.st_size < 0)
+        return 0;
+    return (uint64_t)st.st_size / RECORD_BYTES_PER_CALL;
+}
+
+/* The formats to write, and with TRACE_AUTO why. */
+static unsigned formats_for(const struct trace_file_options *opts, const char *record_path,
+                            struct trace_stats *stats)
+{
+    enum { JSON = 1, PERFETTO = 2 };
+    switch (opts->format) {
+    case TRACE_JSON:
+        return JSON;
+    case TRACE_PERFETTO:
+        return PERFETTO;
+    case TRACE_BOTH:
+        return JSON | PERFETTO;
+    case TRACE_AUTO:
+        break;
+    }
+    /* A window makes a big run small: it is the calls shown that count, but they are known
+     * only once written. Its user asked to look at a part: JSON unless the whole is big. */
+    if (trace_estimated_calls(record_path) <= TRACE_AUTO_JSON_MAX_CALLS)
+        return JSON;
+    stats->why = "the run is too big for trace.json to open in Perfetto's browser UI (about "
+                 "1 GB); --format json writes it anyway";
+    return PERFETTO;
+}
+
+struct trace_target {
+    const char *name, *gz_name;
+    int (*write)(const char *record, const char *path, bool gzip, const struct call_window *w,
+                 struct trace_stats *stats);
+};
+
+static const struct trace_target targets[] = {
+    {TRACE_JSON_NAME, TRACE_JSON_GZ_NAME, trace_json_write},
+    {TRACE_PFTRACE_NAME, TRACE_PFTRACE_GZ_NAME, trace_pftrace_write},
+};
+
+/* Writes one trace file through a temporary name. */
+static int write_target(const char *run, const char *record, const struct trace_target *t,
+                        const struct trace_file_options *opts, struct trace_stats *stats)
+{
+    const char *name = opts->compress ? t->gz_name : t->name;
+    char path[PATH_MAX], tmp[PATH_MAX];
+    if (run_path(path, sizeof(path), run, name) < 0 ||
+        snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp)) {
+        err_msg("%s: path too long", run);
+        return -1;
+    }
+    unlink(tmp);
+    if (t->write(record, tmp, opts->compress, &opts->window, stats) < 0) {
+        unlink(tmp);
+        return -1;
+    }
+    if (rename(tmp, path) < 0) {
+        err_msg("cannot rename %s to %s: %s", tmp, path, strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+/* A trace file this export did not write, left by an earlier one, is removed. */
+static void remove_stale(const char *run, const char *name)
+{
+    char path[PATH_MAX];
+    if (run_path(path, sizeof(path), run, name) < 0)
+        return;
+    if (unlink(path) < 0 && errno != ENOENT)
+        err_msg("cannot remove the older %s: %s", path, strerror(errno));
+}
+
+static void note_written(struct trace_stats *stats, const char *name)
+{
+    size_t len = strlen(stats->files);
+    snprintf(stats->files + len, sizeof(stats->files) - len, "%s%s", len ? " and " : "", name);
+}
+
+int trace_export(const char *run, const struct trace_file_options *opts, struct trace_stats *stats)
+{
+    char record[PATH_MAX];
+    *stats = (struct trace_stats){0};
+    if (run_path(record, sizeof(record), run, REC_FILE_NAME) < 0) {
+        err_msg("%s: path too long", run);
+        return -1;
+    }
+    unsigned formats = formats_for(opts, record, stats);
+    const char *why = stats->why;
+    bool written = false;
+    for (size_t i = 0; i < sizeof(targets) / sizeof(targets[0]); i++) { /* bit i: targets[i] */
+        const struct trace_target *t = &targets[i];
+        if (!(formats & (1u << i))) {
+            remove_stale(run, t->name);
+            remove_stale(run, t->gz_name);
+            continue;
+        }
+        struct trace_stats one = {0};
+        if (write_target(run, record, t, opts, &one) < 0)
+            return -1;
+        if (!written) { /* the formats show the same calls: the first one's counts */
+            one.why = why;
+            *stats = one;
+            written = true;
+        }
+        note_written(stats, opts->compress ? t->gz_name : t->name);
+        remove_stale(run, opts->compress ? t->name : t->gz_name);
+    }
+    return 0;
+}

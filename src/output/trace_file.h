@@ -1,0 +1,64 @@
+/* The viewable trace of a run, derived from its record (RUN/events.ctr):
+ *   trace.json     Chrome's Trace Event Format, ~100 bytes a call: every viewer reads it, but
+ *                  Perfetto's browser UI cannot open one much beyond 1 GB;
+ *   trace.pftrace  Perfetto's protobuf, ~25 bytes a call, several times faster to write and
+ *                  to load: what opens a run of any size.
+ * Either may be gzip-compressed (-z: .gz). The default (TRACE_AUTO) writes trace.json while
+ * the run is small enough for the browser and trace.pftrace beyond, and says which and why.
+ *
+ * A window (struct call_window) selects the calls shown, so that any part of a huge run can be
+ * looked at: the record keeps everything, the window only applies to what is written. */
+#ifndef CALLTRACE_OUTPUT_TRACE_FILE_H
+#define CALLTRACE_OUTPUT_TRACE_FILE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "output/call_window.h"
+
+#define TRACE_JSON_NAME "trace.json"
+#define TRACE_JSON_GZ_NAME "trace.json.gz"
+#define TRACE_PFTRACE_NAME "trace.pftrace"
+#define TRACE_PFTRACE_GZ_NAME "trace.pftrace.gz"
+
+enum trace_format {
+    TRACE_AUTO, /* json up to TRACE_AUTO_JSON_MAX_CALLS calls, perfetto beyond */
+    TRACE_JSON,
+    TRACE_PERFETTO,
+    TRACE_BOTH,
+};
+
+/* About 1 GB of trace.json with short names and no arguments: near the browser UI's limit. */
+#define TRACE_AUTO_JSON_MAX_CALLS 8000000ull
+
+/* Parses "json", "perfetto" or "both" (also "pftrace"); -1 for anything else. */
+int trace_format_parse(const char *text, enum trace_format *format);
+
+struct trace_file_options {
+    enum trace_format format;
+    bool compress;
+    struct call_window window;
+};
+
+struct trace_stats {
+    uint64_t calls;
+    uint64_t threads;
+    uint64_t processes;
+    uint64_t unfinished;
+    uint64_t left_out;  /* calls of the record the window did not show */
+    int record_damaged; /* 1 truncated, 2 corrupt */
+    char files[64];     /* what was written: "trace.json", "trace.json and trace.pftrace" */
+    const char *why;    /* with TRACE_AUTO: why this format, for one line to the user */
+};
+
+/* Writes the trace files of RUN from RUN/events.ctr, each through a temporary name so that
+ * nobody ever reads half a trace. A trace file of another format or compression left by an
+ * earlier export is removed: the viewer never picks a stale one. Returns 0, or -1 after one
+ * error line. */
+int trace_export(const char *run, const struct trace_file_options *opts, struct trace_stats *stats);
+
+/* The number of calls a record holds, from its size: what TRACE_AUTO decides by, without
+ * reading it. */
+uint64_t trace_estimated_calls(const char *record_path);
+
+#endif

@@ -9,7 +9,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "util/duration.h"
 #include "util/log.h"
 
 int cli_number(const char *opt, const char *value, long long min, long long max, long long *out)
@@ -79,84 +78,4 @@ void cli_print_stats(const char *cmd, uint64_t events, uint64_t start_ns)
     fprintf(stderr, "calltrace: %s: %llu events in %.3f s, %.0f events/s, peak RSS %ld KiB\n", cmd,
             (unsigned long long)events, secs, secs > 0 ? (double)events / secs : 0.0,
             peak_rss_kib());
-}
-
-int cli_trace_format(const char *arg, enum trace_format *format)
-{
-    if (trace_format_parse(arg, format) == 0)
-        return 0;
-    err_hint("give json, perfetto or both", "--format %s: not a trace format", arg);
-    return -1;
-}
-
-static int window_time(const char *opt, const char *arg, int64_t *ns)
-{
-    uint64_t v;
-    if (duration_parse(arg, &v) < 0) {
-        err_hint("give a time from the run's start with a unit: 1.5s, 250ms, 40us",
-                 "%s %s: not a time", opt, arg);
-        return -1;
-    }
-    *ns = (int64_t)v;
-    return 0;
-}
-
-static int window_glob(struct call_window *w, int c, const char *glob)
-{
-    struct func_filter *f = &w->filter;
-    const char **list = c == 'F' ? f->only : f->exclude;
-    size_t *n = c == 'F' ? &f->nonly : &f->nexclude;
-    if (!*glob) {
-        err_msg("-%c: empty pattern", c);
-        return -1;
-    }
-    if (*n == FUNC_FILTER_MAX) {
-        err_hint("combine them into fewer patterns", "-%c: more than %d patterns", c,
-                 FUNC_FILTER_MAX);
-        return -1;
-    }
-    list[(*n)++] = glob;
-    return 0;
-}
-
-int cli_window_option(struct call_window *w, int c, const char *arg)
-{
-    long long n;
-    switch (c) {
-    case CLI_WINDOW_FROM:
-        return window_time("--from", arg, &w->from_ns) < 0 ? -1 : 1;
-    case CLI_WINDOW_TO:
-        if (window_time("--to", arg, &w->to_ns) < 0)
-            return -1;
-        if (!w->to_ns) {
-            err_hint("give a time after the run's start", "--to %s: the window would be empty",
-                     arg);
-            return -1;
-        }
-        return 1;
-    case CLI_WINDOW_TID:
-        if (cli_number("--tid", arg, 1, UINT32_MAX, &n) < 0)
-            return -1;
-        w->tid = (uint32_t)n;
-        return 1;
-    case CLI_WINDOW_MAX_CALLS:
-        if (cli_number("--max-calls", arg, 1, INT64_MAX, &n) < 0)
-            return -1;
-        w->max_calls = (uint64_t)n;
-        return 1;
-    case 'F':
-    case 'N':
-        return window_glob(w, c, arg) < 0 ? -1 : 1;
-    default:
-        return 0;
-    }
-}
-
-int cli_window_check(const struct call_window *w)
-{
-    if (w->to_ns && w->from_ns > w->to_ns) {
-        err_hint("give --from before --to", "--from is after --to: the window is empty");
-        return -1;
-    }
-    return 0;
 }

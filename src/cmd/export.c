@@ -19,17 +19,18 @@
 
 static void usage(FILE *f)
 {
-    fputs("usage: calltrace export [OPTIONS] RUN\n"
-          "Rebuilds RUN's trace from RUN/" REC_FILE_NAME " (after calltrace was killed, in\n"
-          "another format, or a window of a big run), and RUN/calls when the run recorded\n"
-          "arguments (-A, -R).\n"
-          "  -q, --quiet        do not print the closing line\n"
-          "      --format F     json (trace.json), perfetto (trace.pftrace) or both; by\n"
-          "                     default trace.json up to 8 million calls, trace.pftrace beyond\n"
-          "  -z, --compress     gzip it: trace.json.gz or trace.pftrace.gz\n"
-          "  --max-call-dirs N  call folders per function (default 1000, 0: no limit)\n"
-          "A window writes only some of the calls (the record keeps them all):\n" CLI_WINDOW_HELP,
-          f);
+    fputs(
+        "usage: calltrace export [OPTIONS] RUN\n"
+        "Rebuilds RUN's trace from RUN/" REC_FILE_NAME " (after calltrace was killed, in\n"
+        "another format, or a window of a big run), and RUN/calls when the run recorded\n"
+        "arguments (-A, -R).\n"
+        "  -q, --quiet        do not print the closing line\n"
+        "      --format F     json (trace.json), perfetto (trace.pftrace) or both; by\n"
+        "                     default trace.json up to 8 million calls, trace.pftrace beyond\n"
+        "  -z, --compress     gzip it: trace.json.gz or trace.pftrace.gz\n"
+        "  --max-call-dirs N  call folders per function (default 1000, 0: no limit)\n"
+        "A window writes only some of the calls (the record keeps them all):\n" WINDOW_OPTIONS_HELP,
+        f);
 }
 
 enum { OPT_MAX_CALL_DIRS = 0x500, OPT_FORMAT };
@@ -41,7 +42,7 @@ int cmd_export(int argc, char **argv)
         {"compress", no_argument, NULL, 'z'},
         {"format", required_argument, NULL, OPT_FORMAT},
         {"max-call-dirs", required_argument, NULL, OPT_MAX_CALL_DIRS},
-        CLI_WINDOW_LONG_OPTIONS,
+        WINDOW_LONG_OPTIONS,
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -49,7 +50,7 @@ int cmd_export(int argc, char **argv)
     struct trace_file_options trace = {.format = TRACE_AUTO};
     long long max_dirs = CALL_DIRS_DEFAULT;
     while ((c = getopt_long(argc, argv, "qzhF:N:", longopts, NULL)) != -1) {
-        int window = cli_window_option(&trace.window, c, optarg);
+        int window = call_window_option(&trace.window, c, optarg);
         if (window < 0)
             return 2;
         if (window)
@@ -58,7 +59,7 @@ int cmd_export(int argc, char **argv)
             if (cli_number("--max-call-dirs", optarg, 0, UINT32_MAX, &max_dirs) < 0)
                 return 2;
         } else if (c == OPT_FORMAT) {
-            if (cli_trace_format(optarg, &trace.format) < 0)
+            if (trace_format_option(optarg, &trace.format) < 0)
                 return 2;
         } else if (c == 'q') {
             quiet = 1;
@@ -72,7 +73,7 @@ int cmd_export(int argc, char **argv)
             return 2;
         }
     }
-    if (cli_window_check(&trace.window) < 0)
+    if (call_window_check(&trace.window) < 0)
         return 2;
     if (optind != argc - 1) {
         err_hint("give one run directory", "export: %s",
@@ -86,13 +87,15 @@ int cmd_export(int argc, char **argv)
         return 1;
     }
     struct trace_stats stats;
+    struct progress progress;
+    progress_init(&progress, quiet);
+    trace.progress = &progress;
+    trace.quiet = quiet;
     if (trace_export(run, &trace, &stats) < 0)
         return 1;
     if (stats.record_damaged)
         err_msg("%s: the record ends %s; the trace holds everything before that", run,
                 stats.record_damaged == 1 ? "in the middle of an event" : "with damaged data");
-    if (!quiet && stats.why)
-        fprintf(stderr, "calltrace: writing trace.pftrace, not trace.json: %s\n", stats.why);
     if (!quiet)
         fprintf(stderr, "calltrace: trace in %s/%s: %llu calls%s\n", run, stats.files,
                 (unsigned long long)stats.calls,

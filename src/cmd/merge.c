@@ -86,7 +86,7 @@ static int parse_args(int argc, char **argv, struct merge_ctx *m)
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":o:qzh", longopts, NULL)) != -1) {
         if (c == 'f') {
-            if (cli_trace_format(optarg, &m->trace.format) < 0)
+            if (trace_format_option(optarg, &m->trace.format) < 0)
                 return -1;
         } else if (c == 'z') {
             m->trace.compress = true;

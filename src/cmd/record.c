@@ -210,8 +210,6 @@ static uint64_t lost_returns(const struct session *s)
 static void print_summary(const char *run, const struct trace_stats *stats, const struct session *s,
                           const struct call_gate *gate)
 {
-    if (stats->why)
-        fprintf(stderr, "calltrace: writing trace.pftrace, not trace.json: %s\n", stats->why);
     fprintf(stderr, "calltrace: trace in %s/%s: %llu calls", run, stats->files,
             (unsigned long long)stats->calls);
     if (stats->unfinished)
@@ -342,7 +340,12 @@ static int finish_run(const char *run, struct recorder *rec, const struct sessio
                  "writing %s/%s: %s", run, REC_FILE_NAME, strerror(rec_error));
     warn_unmatched_at_end(cli, s);
     struct trace_stats stats;
-    struct trace_file_options trace = {.format = cli->format, .compress = cli->compress};
+    struct progress progress;
+    progress_init(&progress, cli->quiet);
+    struct trace_file_options trace = {.format = cli->format,
+                                       .compress = cli->compress,
+                                       .progress = &progress,
+                                       .quiet = cli->quiet};
     if (trace_export(run, &trace, &stats) < 0)
         return -1;
     struct call_dirs_stats dirs = {0};
@@ -415,6 +418,9 @@ int cmd_record(int argc, char **argv)
         run_dir_discard(run);
         return 2;
     }
+    struct progress progress; /* the recording's line: calls, rate, bytes */
+    progress_init(&progress, cli.quiet);
+    rec.progress = &progress;
     struct call_gate gate;
     if (start_call_gate(&cli, &clock, &gate, &rec) < 0) {
         recorder_close(&rec);
@@ -430,6 +436,8 @@ int cmd_record(int argc, char **argv)
         run_dir_discard(run);
         return 2;
     }
+    progress_end(&progress);
+    rec.progress = NULL;
     int failed = finish_run(run, &rec, &s, &cli);
     end_session(&s);
     if (rec.gate)

@@ -12,7 +12,6 @@
 #include <bsd/stdlib.h>
 
 #include "tracer/inject/inject.h"
-#include "cmd/cli_util.h"
 #include "output/call_dirs.h"
 #include "output/run_dir.h"
 #include "record/format.h"
@@ -356,7 +355,7 @@ int record_parse_args(int argc, char **argv, struct record_cli *cli)
             cli->compress = true;
             break;
         case OPT_FORMAT:
-            if (cli_trace_format(optarg, &cli->format) < 0)
+            if (trace_format_option(optarg, &cli->format) < 0)
                 return -1;
             break;
         case OPT_OPEN:

@@ -16,8 +16,14 @@ static void usage(FILE *f)
           "browser ($BROWSER, else xdg-open). RUN is a run directory, FILE a trace.json or\n"
           "trace.json.gz, DIR a directory of runs (served as a page listing them); the default\n"
           "is the newest run in the current directory. The URL is printed on standard output.\n"
+          "A trace too big for the browser (beyond about 1 GB) can be viewed a part at a time:\n"
+          "a window (--from/--to, --tid, -F/-N, --max-calls) of RUN is written from its\n"
+          "record to RUN/window/ and served instead.\n"
           "\n"
-          "Options:\n" VIEW_OPTIONS_HELP "  -h, --help         show this help and exit\n",
+          "Options:\n" VIEW_OPTIONS_HELP
+          "  -F GLOB, -N GLOB   a window of the calls of functions matching / not matching GLOB\n"
+          "      --format F     the window's trace: perfetto (the default) or json\n"
+          "  -h, --help         show this help and exit\n",
           f);
 }
 
@@ -25,6 +31,9 @@ int cmd_view(int argc, char **argv)
 {
     static const struct option longopts[] = {
         VIEW_LONG_OPTIONS,
+        {"filter", required_argument, NULL, 'F'},
+        {"exclude", required_argument, NULL, 'N'},
+        {"format", required_argument, NULL, 'f'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -32,8 +41,9 @@ int cmd_view(int argc, char **argv)
     view_options_init(&o);
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-        int handled = view_option(&o, c, optarg);
+    while ((c = getopt_long(argc, argv, ":hF:N:", longopts, NULL)) != -1) {
+        int handled = c == 'F' || c == 'N' ? call_window_option(&o.window, c, optarg)
+                                           : view_option(&o, c, optarg);
         if (handled < 0)
             return 2;
         if (handled)
@@ -41,6 +51,11 @@ int cmd_view(int argc, char **argv)
         if (c == 'h') {
             usage(stdout);
             return 0;
+        }
+        if (c == 'f') {
+            if (trace_format_option(optarg, &o.format) < 0)
+                return 2;
+            continue;
         }
         if (c == ':')
             err_hint("see calltrace view --help", "view: %s: missing value", argv[optind - 1]);

@@ -3,6 +3,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <bsd/stdlib.h>
+
+#include "util/duration.h"
+#include "util/log.h"
+
 int window_reader_init(struct window_reader *wr, const struct call_window *w, int64_t run_start_ns)
 {
     *wr = (struct window_reader){.whole = call_window_is_whole(w), .to = INT64_MAX};
@@ -89,4 +94,87 @@ int window_exit(struct window_reader *wr, const struct call_thread *t, struct ca
             return rc;
     }
     return (f->user & WINDOW_BEGUN) != 0;
+}
+
+static int window_number(const char *opt, const char *arg, long long max, long long *n)
+{
+    const char *errstr;
+    *n = strtonum(arg, 1, max, &errstr);
+    if (errstr) {
+        err_hint("give a whole number, at least 1", "%s '%s': %s", opt, arg, errstr);
+        return -1;
+    }
+    return 0;
+}
+
+static int window_time(const char *opt, const char *arg, int64_t *ns)
+{
+    uint64_t v;
+    if (duration_parse(arg, &v) < 0) {
+        err_hint("give a time from the run's start with a unit: 1.5s, 250ms, 40us",
+                 "%s %s: not a time", opt, arg);
+        return -1;
+    }
+    *ns = (int64_t)v;
+    return 0;
+}
+
+static int window_glob(struct call_window *w, int c, const char *glob)
+{
+    struct func_filter *f = &w->filter;
+    const char **list = c == 'F' ? f->only : f->exclude;
+    size_t *n = c == 'F' ? &f->nonly : &f->nexclude;
+    if (!*glob) {
+        err_msg("-%c: empty pattern", c);
+        return -1;
+    }
+    if (*n == FUNC_FILTER_MAX) {
+        err_hint("combine them into fewer patterns", "-%c: more than %d patterns", c,
+                 FUNC_FILTER_MAX);
+        return -1;
+    }
+    list[(*n)++] = glob;
+    return 0;
+}
+
+int call_window_option(struct call_window *w, int c, const char *arg)
+{
+    long long n;
+    switch (c) {
+    case WINDOW_OPT_FROM:
+        return window_time("--from", arg, &w->from_ns) < 0 ? -1 : 1;
+    case WINDOW_OPT_TO:
+        if (window_time("--to", arg, &w->to_ns) < 0)
+            return -1;
+        if (!w->to_ns) {
+            err_hint("give a time after the run's start", "--to %s: the window would be empty",
+                     arg);
+            return -1;
+        }
+        return 1;
+    case WINDOW_OPT_TID:
+        if (window_number("--tid", arg, UINT32_MAX, &n) < 0)
+            return -1;
+        w->tid = (uint32_t)n;
+        return 1;
+    case WINDOW_OPT_MAX_CALLS:
+        if (window_number("--max-calls", arg, INT64_MAX, &n) < 0)
+            return -1;
+        w->max_calls = (uint64_t)n;
+        return 1;
+    case 'F':
+    case 'N':
+        return window_glob(w, c, arg) < 0 ? -1 : 1;
+    default:
+        return 0;
+    }
+}
+
+int call_window_check(const struct call_window *w)
+{
+    if (w->to_ns && w->from_ns > w->to_ns) {
+        err_hint("give --from before --to", "--from is after --to: the window is empty");
+        return -1;
+    }
+    return 0;
 }

@@ -34,6 +34,37 @@ static inline bool call_window_is_whole(const struct call_window *w)
                   !w->filter.nexclude);
 }
 
+/* The window options of export and view (output/call_window.h): which calls are written. */
+enum {
+    WINDOW_OPT_FROM = 0x400,
+    WINDOW_OPT_TO,
+    WINDOW_OPT_TID,
+    WINDOW_OPT_MAX_CALLS,
+};
+
+/* clang-format off */
+#define WINDOW_LONG_OPTIONS                                    \
+    {"from", required_argument, NULL, WINDOW_OPT_FROM},            \
+    {"to", required_argument, NULL, WINDOW_OPT_TO},                \
+    {"tid", required_argument, NULL, WINDOW_OPT_TID},              \
+    {"max-calls", required_argument, NULL, WINDOW_OPT_MAX_CALLS},  \
+    {"filter", required_argument, NULL, 'F'},                      \
+    {"exclude", required_argument, NULL, 'N'}
+/* clang-format on */
+
+#define WINDOW_OPTIONS_HELP                                                                        \
+    "  --from TIME, --to TIME  only the calls running between these times of the run\n"            \
+    "                     (from its start: 1.5s, 250ms), with the calls open around them\n"        \
+    "  --tid TID          only the calls of thread TID\n"                                          \
+    "  -F GLOB, -N GLOB   only the calls of functions matching / not matching GLOB\n"              \
+    "  --max-calls N      at most N calls, the first ones in the window\n"
+
+/* Handles one getopt_long result for a window (F and N are -F and -N). Returns 1 when c was a
+ * window option, 0 when it was not, -1 after one error line for a bad value. */
+int call_window_option(struct call_window *w, int c, const char *arg);
+/* After parsing: --from after --to is an error. Returns 0 or -1 after one error line. */
+int call_window_check(const struct call_window *w);
+
 /* call_frame.user bits, the window's per-call state. */
 #define WINDOW_SHOWN 1u   /* thread, function and start time selected */
 #define WINDOW_BEGUN 2u   /* shown: its end is to be written */

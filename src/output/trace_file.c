@@ -3,7 +3,10 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include <bsd/stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -32,6 +35,14 @@ int trace_format_parse(const char *text, enum trace_format *format)
     return -1;
 }
 
+int trace_format_option(const char *arg, enum trace_format *format)
+{
+    if (trace_format_parse(arg, format) == 0)
+        return 0;
+    err_hint("give json, perfetto or both", "--format %s: not a trace format", arg);
+    return -1;
+}
+
 /* A record holds about 4 bytes a call (entry and exit packed, record/call_pack.h);
  * argument values add more, and they make trace.json's events larger in proportion. */
 #define RECORD_BYTES_PER_CALL 4
@@ -42,6 +53,28 @@ uint64_t trace_estimated_calls(const char *record_path)
     if (stat(record_path, &st) < 0 || st.st_size < 0)
         return 0;
     return (uint64_t)st.st_size / RECORD_BYTES_PER_CALL;
+}
+
+void trace_size_guard_init(struct trace_size_guard *g)
+{
+    const char *text = getenv("CALLTRACE_SIZE_WARNING");
+    const char *errstr = NULL;
+    long long limit = text ? strtonum(text, 1, LLONG_MAX, &errstr) : 0;
+    *g = (struct trace_size_guard){.limit = text && !errstr ? (uint64_t)limit : TRACE_SIZE_WARNING};
+}
+
+void trace_size_warn(struct trace_size_guard *g, const char *name)
+{
+    g->warned = true;
+    bool json = !strncmp(name, TRACE_JSON_NAME, strlen(TRACE_JSON_NAME));
+    err_hint(json ? "--format perfetto writes a trace 4x smaller; a window (calltrace export "
+                    "--from/--to, --tid, -F, --max-calls) or -z smaller still"
+                  : "a window (calltrace export --from/--to, --tid, -F, --max-calls) or -z makes "
+                    "it smaller",
+             "%s has passed %.1f %s, more than a viewer opens whole (the record keeps every "
+             "call)",
+             name, (double)g->limit / (g->limit >= (1u << 30) ? 1 << 30 : 1 << 20),
+             g->limit >= (1u << 30) ? "GB" : "MB");
 }
 
 /* The formats to write, and with TRACE_AUTO why. */
@@ -70,7 +103,7 @@ static unsigned formats_for(const struct trace_file_options *opts, const char *r
 
 struct trace_target {
     const char *name, *gz_name;
-    int (*write)(const char *record, const char *path, bool gzip, const struct call_window *w,
+    int (*write)(const char *record, const char *path, const struct trace_file_options *opts,
                  struct trace_stats *stats);
 };
 
@@ -80,18 +113,18 @@ static const struct trace_target targets[] = {
 };
 
 /* Writes one trace file through a temporary name. */
-static int write_target(const char *run, const char *record, const struct trace_target *t,
+static int write_target(const char *dir, const char *record, const struct trace_target *t,
                         const struct trace_file_options *opts, struct trace_stats *stats)
 {
     const char *name = opts->compress ? t->gz_name : t->name;
     char path[PATH_MAX], tmp[PATH_MAX];
-    if (run_path(path, sizeof(path), run, name) < 0 ||
+    if (run_path(path, sizeof(path), dir, name) < 0 ||
         snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp)) {
-        err_msg("%s: path too long", run);
+        err_msg("%s: path too long", dir);
         return -1;
     }
     unlink(tmp);
-    if (t->write(record, tmp, opts->compress, &opts->window, stats) < 0) {
+    if (t->write(record, tmp, opts, stats) < 0) {
         unlink(tmp);
         return -1;
     }
@@ -104,10 +137,10 @@ static int write_target(const char *run, const char *record, const struct trace_
 }
 
 /* A trace file this export did not write, left by an earlier one, is removed. */
-static void remove_stale(const char *run, const char *name)
+static void remove_stale(const char *dir, const char *name)
 {
     char path[PATH_MAX];
-    if (run_path(path, sizeof(path), run, name) < 0)
+    if (run_path(path, sizeof(path), dir, name) < 0)
         return;
     if (unlink(path) < 0 && errno != ENOENT)
         err_msg("cannot remove the older %s: %s", path, strerror(errno));
@@ -122,6 +155,7 @@ static void note_written(struct trace_stats *stats, const char *name)
 int trace_export(const char *run, const struct trace_file_options *opts, struct trace_stats *stats)
 {
     char record[PATH_MAX];
+    const char *dir = opts->out_dir ? opts->out_dir : run;
     *stats = (struct trace_stats){0};
     if (run_path(record, sizeof(record), run, REC_FILE_NAME) < 0) {
         err_msg("%s: path too long", run);
@@ -129,16 +163,18 @@ int trace_export(const char *run, const struct trace_file_options *opts, struct 
     }
     unsigned formats = formats_for(opts, record, stats);
     const char *why = stats->why;
+    if (why && !opts->quiet)
+        fprintf(stderr, "calltrace: writing trace.pftrace, not trace.json: %s\n", why);
     bool written = false;
     for (size_t i = 0; i < sizeof(targets) / sizeof(targets[0]); i++) { /* bit i: targets[i] */
         const struct trace_target *t = &targets[i];
         if (!(formats & (1u << i))) {
-            remove_stale(run, t->name);
-            remove_stale(run, t->gz_name);
+            remove_stale(dir, t->name);
+            remove_stale(dir, t->gz_name);
             continue;
         }
         struct trace_stats one = {0};
-        if (write_target(run, record, t, opts, &one) < 0)
+        if (write_target(dir, record, t, opts, &one) < 0)
             return -1;
         if (!written) { /* the formats show the same calls: the first one's counts */
             one.why = why;
@@ -146,7 +182,7 @@ int trace_export(const char *run, const struct trace_file_options *opts, struct 
             written = true;
         }
         note_written(stats, opts->compress ? t->gz_name : t->name);
-        remove_stale(run, opts->compress ? t->name : t->gz_name);
+        remove_stale(dir, opts->compress ? t->name : t->gz_name);
     }
     return 0;
 }

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "output/call_window.h"
+#include "util/progress.h"
 
 #define TRACE_JSON_NAME "trace.json"
 #define TRACE_JSON_GZ_NAME "trace.json.gz"
@@ -34,10 +35,16 @@ enum trace_format {
 /* Parses "json", "perfetto" or "both" (also "pftrace"); -1 for anything else. */
 int trace_format_parse(const char *text, enum trace_format *format);
 
+/* --format F of record, export, merge and view. Returns 0, or -1 after one error line. */
+int trace_format_option(const char *arg, enum trace_format *format);
+
 struct trace_file_options {
     enum trace_format format;
     bool compress;
     struct call_window window;
+    const char *out_dir;       /* where to write the trace files; NULL: the run directory */
+    struct progress *progress; /* NULL, or the line that shows how far the writing got */
+    bool quiet;                /* no line saying which format TRACE_AUTO chose and why */
 };
 
 struct trace_stats {
@@ -56,6 +63,25 @@ struct trace_stats {
  * earlier export is removed: the viewer never picks a stale one. Returns 0, or -1 after one
  * error line. */
 int trace_export(const char *run, const struct trace_file_options *opts, struct trace_stats *stats);
+
+/* Past this, a viewable trace is more than any viewer opens whole: said once, with the ways
+ * to make it smaller. */
+#define TRACE_SIZE_WARNING (4ull << 30)
+
+struct trace_size_guard {
+    uint64_t limit; /* TRACE_SIZE_WARNING, or $CALLTRACE_SIZE_WARNING bytes (the tests') */
+    bool warned;
+};
+
+void trace_size_guard_init(struct trace_size_guard *g);
+
+void trace_size_warn(struct trace_size_guard *g, const char *name);
+/* Called as a trace file grows (cheap: a compare); name is its file name. */
+static inline void trace_size_check(struct trace_size_guard *g, uint64_t written, const char *name)
+{
+    if (__builtin_expect(written > g->limit && !g->warned, 0))
+        trace_size_warn(g, name);
+}
 
 /* The number of calls a record holds, from its size: what TRACE_AUTO decides by, without
  * reading it. */

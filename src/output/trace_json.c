@@ -27,6 +27,7 @@ struct json_writer {
     struct addr_map func_names; /* id -> struct call_head */
     struct process_tracks pids;
     struct window_reader window;
+    struct trace_size_guard size;
     struct run_funcs *funcs; /* images and functions, to format -A / -R values */
     uint64_t process_order;
     bool first_event;
@@ -160,6 +161,7 @@ static int put_call(void *ctx, struct call_reader *cr, const struct call_done *c
     }
     put_values(w, call->frame, &sep);
     outbuf_puts(&w->out, sep == args_open ? "}" : "}}");
+    trace_size_check(&w->size, w->out.written, TRACE_JSON_NAME);
     /* A forked child's copy of its parent's open calls is shown, but was not called by it. */
     if (call->flags & EXIT_INHERITED)
         return 0;
@@ -271,9 +273,11 @@ static void put_footer(struct json_writer *w, const struct rec_reader *r)
 static const struct call_reader_ops json_calls = {
     .record = handle, .enter = on_enter, .values = keep_values, .exit = put_call};
 
-int trace_json_write(const char *record_path, const char *json_path, bool gzip,
-                     const struct call_window *window, struct trace_stats *stats)
+int trace_json_write(const char *record_path, const char *json_path,
+                     const struct trace_file_options *opts, struct trace_stats *stats)
 {
+    bool gzip = opts && opts->compress;
+    const struct call_window *window = opts ? &opts->window : NULL;
     char why[256];
     struct call_reader cr;
     struct json_writer w = {.first_event = true, .stats = stats};
@@ -297,7 +301,10 @@ int trace_json_write(const char *record_path, const char *json_path, bool gzip,
         call_reader_close(&cr);
         return -1;
     }
+    trace_size_guard_init(&w.size);
     put_header(&w);
+    cr.progress = opts ? opts->progress : NULL;
+    cr.progress_what = "writing " TRACE_JSON_NAME;
     int failed = call_reader_run(&cr);
     stats->record_damaged = cr.damaged;
     put_footer(&w, &cr.file);

@@ -116,6 +116,7 @@ struct pf_name {
 struct pf_writer {
     struct outbuf out;
     struct window_reader window;
+    struct trace_size_guard size;
     struct process_tracks pids;
     struct addr_map names;     /* function id -> struct pf_name */
     struct addr_map described; /* process track -> (void *)1: its descriptor was written */
@@ -412,6 +413,7 @@ static int on_call_exit(void *ctx, struct call_reader *cr, const struct call_don
         return shown;
     }
     put_end(w, c);
+    trace_size_check(&w->size, w->out.written, TRACE_PFTRACE_NAME);
     /* A forked child's copy of its parent's open calls is shown, but was not called by it. */
     if (c->flags & EXIT_INHERITED)
         return 0;
@@ -547,9 +549,11 @@ static int open_writer(struct pf_writer *w, const char *path, bool gzip,
     return 0;
 }
 
-int trace_pftrace_write(const char *record_path, const char *path, bool gzip,
-                        const struct call_window *window, struct trace_stats *stats)
+int trace_pftrace_write(const char *record_path, const char *path,
+                        const struct trace_file_options *opts, struct trace_stats *stats)
 {
+    bool gzip = opts && opts->compress;
+    const struct call_window *window = opts ? &opts->window : NULL;
     char why[256];
     struct call_reader cr;
     struct pf_writer w = {.next_sequence = DESCRIPTOR_SEQUENCE + 1, .stats = stats};
@@ -562,6 +566,9 @@ int trace_pftrace_write(const char *record_path, const char *path, bool gzip,
         call_reader_close(&cr);
         return -1;
     }
+    trace_size_guard_init(&w.size);
+    cr.progress = opts ? opts->progress : NULL;
+    cr.progress_what = "writing " TRACE_PFTRACE_NAME;
     int failed = call_reader_run(&cr);
     stats->record_damaged = cr.damaged;
     int rc = outbuf_close(&w.out);

@@ -10,9 +10,9 @@
 
 #include "output/trace_file.h"
 
-/* Writes path from record_path, gzip-compressed when gzip is set. Returns 0, or -1 after
- * printing one error line. */
-int trace_pftrace_write(const char *record_path, const char *path, bool gzip,
-                        const struct call_window *window, struct trace_stats *stats);
+/* Writes path from record_path, gzip-compressed with opts->compress, the calls of opts->window
+ * (opts may be NULL: all, plain). Returns 0, or -1 after printing one error line. */
+int trace_pftrace_write(const char *record_path, const char *path,
+                        const struct trace_file_options *opts, struct trace_stats *stats);
 
 #endif

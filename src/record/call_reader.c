@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 int rec_time_of(struct rec_time *t, const char *path, const struct rec_header *h)
 {
@@ -258,11 +259,28 @@ int call_reader_finish(struct call_reader *cr)
     return rc;
 }
 
+/* Every 2^20 records: a glance at the clock costs nothing there. */
+#define PROGRESS_EVERY_RECORDS ((1u << 20) - 1)
+
+static void show_progress(struct call_reader *cr)
+{
+    struct stat st;
+    if (!progress_due(cr->progress) || fstat(cr->file.fd, &st) < 0 || st.st_size <= 0)
+        return;
+    uint64_t at = cr->file.offset + cr->file.pos;
+    progress_show(cr->progress, "%s: %.0f%% of the record, %llu calls", cr->progress_what,
+                  100.0 * (double)at / (double)st.st_size, (unsigned long long)cr->calls);
+}
+
 int call_reader_run(struct call_reader *cr)
 {
     int rc = 0;
-    for (const struct rec_hdr *h; !rc && (h = rec_reader_next(&cr->file));)
+    for (const struct rec_hdr *h; !rc && (h = rec_reader_next(&cr->file));) {
         rc = call_reader_feed(cr, h);
+        if (cr->progress && !(cr->events & PROGRESS_EVERY_RECORDS))
+            show_progress(cr);
+    }
+    progress_end(cr->progress);
     if (!rc)
         rc = call_reader_finish(cr);
     cr->damaged = cr->file.corrupt ? 2 : cr->file.truncated ? 1 : 0;

@@ -28,6 +28,7 @@
 #include "record/format.h"
 #include "record/reader.h"
 #include "util/addr_map.h"
+#include "util/progress.h"
 
 struct call_frame {
     uint32_t func;  /* the record's function id */
@@ -109,6 +110,10 @@ struct call_reader {
     int damaged;     /* after call_reader_run: 1 the record is truncated, 2 corrupt */
     const struct call_reader_ops *ops;
     void *ctx;
+    /* Set by a consumer of a long record: call_reader_run shows how far it got, as
+     * "WHAT: N% of the record". */
+    struct progress *progress;
+    const char *progress_what;
 };
 
 /* The time base of the record at path whose header is h. Returns -1 when the record cannot be

@@ -245,6 +245,12 @@ void recorder_tick(struct recorder *rec, uint64_t now_ticks)
     close_calls(rec);
     if (rec->out.len)
         outbuf_flush(&rec->out);
+    if (progress_due(rec->progress)) {
+        double secs = progress_seconds(rec->progress);
+        progress_show(rec->progress, "recording: %llu calls, %.1fM/s, %.1f MB on disk",
+                      (unsigned long long)rec->calls, (double)rec->calls / secs / 1e6,
+                      (double)rec->out.written / 1e6);
+    }
 }
 
 int recorder_error(const struct recorder *rec)

@@ -12,6 +12,7 @@
 #include "record/clock.h"
 #include "record/format.h"
 #include "util/outbuf.h"
+#include "util/progress.h"
 
 struct recorder {
     struct outbuf out;
@@ -25,7 +26,8 @@ struct recorder {
     uint64_t processes;
     uint64_t dropped_calls; /* for the header: set before recorder_close */
     bool failed_reported;
-    struct call_gate *gate; /* --max-depth, --min-duration; NULL when neither is given */
+    struct call_gate *gate;    /* --max-depth, --min-duration; NULL when neither is given */
+    struct progress *progress; /* NULL, or the line showing calls, rate and bytes so far */
     /* The REC_CALLS record being filled, in place at the end of out's buffer (which has room
      * for a whole one): entries and exits of one thread go on into it, any other record
      * closes it first. */

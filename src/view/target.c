@@ -13,6 +13,7 @@
 #include "record/format.h"
 #include "util/log.h"
 #include "view/trace_check.h"
+#include "view/view.h"
 
 #define WHY_MAX 256
 
@@ -94,6 +95,10 @@ static struct view_entry *add_entry(struct view_target *t)
  * rename), so a big one is whole unless something else damaged it. */
 #define FULL_CHECK_MAX (256ll << 20)
 
+/* Where Perfetto's browser UI (a 32-bit WebAssembly trace processor, 4 GB at most) starts to
+ * run out of memory: about 1 GB of JSON, or 2 GB of protobuf. */
+#define VIEW_LARGE (1000ll << 20)
+
 static int check_file(const char *path, long long size, bool *gzip, bool *protobuf, char *why)
 {
     if (trace_sniff(path, gzip, protobuf, why, WHY_MAX) < 0)
@@ -139,6 +144,12 @@ static int single_file(struct view_target *t, const char *path)
     }
     e->mtime = st.st_mtim;
     e->size = st.st_size;
+    if (st.st_size > VIEW_LARGE)
+        fprintf(stderr,
+                "calltrace: %s is %.1f GB: Perfetto's browser UI may run out of memory on a "
+                "trace this big; view a part of the run with --from/--to, --tid, -F or "
+                "--max-calls (see calltrace view --help)\n",
+                path, (double)st.st_size / 1e9);
     return 0;
 }
 
@@ -147,11 +158,12 @@ static int export_first(const char *run, struct run_info *r)
 {
     fprintf(stderr, "calltrace: %s has no trace yet; making it from %s\n", run, REC_FILE_NAME);
     struct trace_stats stats;
-    struct trace_file_options trace = {.format = TRACE_AUTO};
+    struct progress progress;
+    progress_init(&progress, false);
+    struct trace_file_options trace = {.format = TRACE_AUTO, .progress = &progress};
     if (trace_export(run, &trace, &stats) < 0)
         return -1;
-    if (stats.why)
-        fprintf(stderr, "calltrace: writing trace.pftrace, not trace.json: %s\n", stats.why);
+
     if (stats.record_damaged)
         err_msg("%s: the record ends %s; the trace holds everything before that", run,
                 stats.record_damaged == 1 ? "in the middle of an event" : "with damaged data");
@@ -159,8 +171,51 @@ static int export_first(const char *run, struct run_info *r)
     return r->kind == RUN_WITH_TRACE ? 0 : -1;
 }
 
-static int single_run(struct view_target *t, const char *run, struct run_info *r)
+/* A window of the run: written from its record to RUN/window/, which is served instead. */
+static int window_of_run(struct view_target *t, const char *run, const struct view_options *o)
 {
+    char dir[PATH_MAX];
+    if (run_path(dir, sizeof(dir), run, "window") < 0) {
+        err_msg("view: %s: path too long", run);
+        return -1;
+    }
+    if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+        err_msg("view: cannot create %s: %s", dir, strerror(errno));
+        return -1;
+    }
+    struct progress progress;
+    progress_init(&progress, false);
+    /* A window is looked at in Perfetto: the protobuf unless asked for JSON. */
+    struct trace_file_options trace = {.format =
+                                           o->format == TRACE_AUTO ? TRACE_PERFETTO : o->format,
+                                       .window = o->window,
+                                       .out_dir = dir,
+                                       .progress = &progress};
+    struct trace_stats stats;
+    if (trace_export(run, &trace, &stats) < 0)
+        return -1;
+    fprintf(stderr, "calltrace: %llu calls of the window in %s/%s\n",
+            (unsigned long long)stats.calls, dir, stats.files);
+    struct run_info r;
+    inspect_run(dir, &r);
+    if (r.kind != RUN_WITH_TRACE) {
+        err_msg("view: %s: no trace was written", dir);
+        return -1;
+    }
+    return single_file(t, r.trace);
+}
+
+static int single_run(struct view_target *t, const char *run, struct run_info *r,
+                      const struct view_options *o)
+{
+    if (!call_window_is_whole(&o->window)) {
+        char record[PATH_MAX];
+        struct stat st;
+        if (stat_file(run, REC_FILE_NAME, record, &st))
+            return window_of_run(t, run, o);
+        err_hint("a window is made from a run's " REC_FILE_NAME, "view: %s: no record", run);
+        return -1;
+    }
     if (r->kind == RUN_RECORD_ONLY && export_first(run, r) < 0)
         return -1;
     return single_file(t, r->trace);
@@ -230,7 +285,7 @@ static int index_dir(struct view_target *t, const char *dir)
     return 0;
 }
 
-static int newest_run(struct view_target *t)
+static int newest_run(struct view_target *t, const struct view_options *o)
 {
     DIR *d = opendir(".");
     if (!d) {
@@ -255,17 +310,24 @@ static int newest_run(struct view_target *t)
         return -1;
     }
     fprintf(stderr, "calltrace: the newest run here is %s\n", best);
-    return single_run(t, best, &bi);
+    return single_run(t, best, &bi, o);
 }
 
-int view_target_resolve(struct view_target *t, const char *arg)
+int view_target_resolve(struct view_target *t, const char *arg, const struct view_options *o)
 {
     memset(t, 0, sizeof(*t));
     if (!arg)
-        return newest_run(t);
+        return newest_run(t, o);
     struct stat st;
     if (stat(arg, &st) < 0) {
         err_msg("view: %s: %s", arg, strerror(errno));
+        return -1;
+    }
+    bool whole = call_window_is_whole(&o->window);
+    if (!whole && !S_ISDIR(st.st_mode)) {
+        err_hint("give the run directory it belongs to",
+                 "view: %s: a window is made from a run's " REC_FILE_NAME ", not from a trace file",
+                 arg);
         return -1;
     }
     if (S_ISREG(st.st_mode))
@@ -276,7 +338,12 @@ int view_target_resolve(struct view_target *t, const char *arg)
     }
     struct run_info r;
     inspect_run(arg, &r);
-    return r.kind == NOT_A_RUN ? index_dir(t, arg) : single_run(t, arg, &r);
+    if (r.kind == NOT_A_RUN && !whole) {
+        err_hint("give one run directory",
+                 "view: %s: a window is made from one run, and this is not a run directory", arg);
+        return -1;
+    }
+    return r.kind == NOT_A_RUN ? index_dir(t, arg) : single_run(t, arg, &r, o);
 }
 
 void view_target_free(struct view_target *t)

@@ -24,9 +24,12 @@ struct view_target {
     size_t n;
 };
 
+struct view_options;
+
 /* Resolves a RUN, FILE or DIR argument (NULL: the newest run in the current directory) and
- * checks every trace it will serve. Returns 0, or -1 after printing one error line. */
-int view_target_resolve(struct view_target *t, const char *arg);
+ * checks every trace it will serve; with a window in o, the window of the run is written to
+ * RUN/window/ and served. Returns 0, or -1 after printing one error line. */
+int view_target_resolve(struct view_target *t, const char *arg, const struct view_options *o);
 void view_target_free(struct view_target *t);
 
 #endif

@@ -80,6 +80,14 @@ static const char *option_name(int c)
         return "--server-only";
     case VIEW_OPT_UI_ORIGIN:
         return "--ui-origin";
+    case WINDOW_OPT_FROM:
+        return "--from";
+    case WINDOW_OPT_TO:
+        return "--to";
+    case WINDOW_OPT_TID:
+        return "--tid";
+    case WINDOW_OPT_MAX_CALLS:
+        return "--max-calls";
     default:
         return NULL;
     }
@@ -118,6 +126,13 @@ int view_option(struct view_options *o, int c, const char *arg)
             return -1;
         }
         o->ui_url = arg;
+        break;
+    case WINDOW_OPT_FROM:
+    case WINDOW_OPT_TO:
+    case WINDOW_OPT_TID:
+    case WINDOW_OPT_MAX_CALLS:
+        if (call_window_option(&o->window, c, arg) < 0)
+            return -1;
         break;
     default:
         return 0;
@@ -314,7 +329,9 @@ int view_open(const char *target, const struct view_options *o)
         err_msg("view: %s: not an http(s) URL", o->ui_url);
         return -1;
     }
-    if (view_target_resolve(&v.target, target) < 0) {
+    if (call_window_check(&o->window) < 0)
+        return -1;
+    if (view_target_resolve(&v.target, target, o) < 0) {
         view_target_free(&v.target);
         return -1;
     }

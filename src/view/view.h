@@ -6,6 +6,8 @@
 #include <getopt.h>
 #include <stdbool.h>
 
+#include "output/trace_file.h"
+
 /* The only port ui.perfetto.dev's content-security policy lets it fetch traces from. */
 #define VIEW_DEFAULT_PORT 9001
 #define VIEW_DEFAULT_UI "https://ui.perfetto.dev"
@@ -19,6 +21,10 @@ struct view_options {
     const char *ui_url; /* the Perfetto UI to link to and let fetch (CORS) */
     int timeout;        /* seconds to serve; 0: until Ctrl-C (VIEW_ONCE_TIMEOUT with --once) */
     const char *given;  /* the first view option given, for "needs --open" errors */
+    /* --from, --to, --tid, --max-calls (and view's -F, -N): a window of the run is written to
+     * RUN/window/ and served instead of the whole trace; --format for that trace */
+    struct call_window window;
+    enum trace_format format;
 };
 
 /* The long options shared by `view` and `--open`; codes above any short option and any long
@@ -36,7 +42,11 @@ enum {
     {"once", no_argument, NULL, VIEW_OPT_ONCE},                    \
     {"server-only", no_argument, NULL, VIEW_OPT_SERVER_ONLY},      \
     {"ui-origin", required_argument, NULL, VIEW_OPT_UI_ORIGIN},    \
-    {"timeout", required_argument, NULL, VIEW_OPT_TIMEOUT}
+    {"timeout", required_argument, NULL, VIEW_OPT_TIMEOUT},        \
+    {"from", required_argument, NULL, WINDOW_OPT_FROM},            \
+    {"to", required_argument, NULL, WINDOW_OPT_TO},                \
+    {"tid", required_argument, NULL, WINDOW_OPT_TID},              \
+    {"max-calls", required_argument, NULL, WINDOW_OPT_MAX_CALLS}
 /* clang-format on */
 
 /* The option lines for a usage message. */
@@ -47,7 +57,12 @@ enum {
     "  --timeout S        stop serving after S seconds\n"                                          \
     "  --server-only      do not start a browser; just print the URL and serve\n"                  \
     "  --ui-origin URL    a self-hosted Perfetto UI to link to and let fetch the trace\n"          \
-    "                     (default " VIEW_DEFAULT_UI ")\n"
+    "                     (default " VIEW_DEFAULT_UI ")\n"                                         \
+    "  --from TIME, --to TIME  a window: only the calls running between these times of\n"          \
+    "                     the run (from its start: 1.5s, 250ms), with the calls open around\n"     \
+    "                     them, written to RUN/window/ and served instead of the whole run\n"      \
+    "  --tid TID          a window of thread TID's calls\n"                                        \
+    "  --max-calls N      a window of at most N calls, the first ones\n"
 
 void view_options_init(struct view_options *o);
 /* Handles one getopt_long result. Returns 1 when c was a view option, 0 when it was not, and

@@ -73,7 +73,7 @@ attach_checks() {
 
 attach_cycle() {
     local i=$1 sig=$2 ct
-    "$CALLTRACE" "${CT_ENGINE_OPT[@]}" -q -p "$PROG" -o "$T/run$i" 2>"$T/ct$i.err" &
+    "$CALLTRACE" "${CT_ENGINE_OPT[@]}" --format=both -q -p "$PROG" -o "$T/run$i" 2>"$T/ct$i.err" &
     ct=$!
     ATTACH_CT=$ct
     wait_until 30 "calltrace to attach" traced_by "$PROG" "$ct"

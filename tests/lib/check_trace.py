@@ -1,11 +1,17 @@
 #!/usr/bin/env python3
 """check_trace.py -- validate and query calltrace's trace.json (stdlib only).
 
+TRACE is a trace.json or a trace.pftrace (Perfetto's protobuf, possibly
+gzip-compressed: trace.pftrace.gz), read by pftrace.py: a file whose name
+ends in .pftrace or .pftrace.gz, or whose first byte (gunzipped) is 0x0a,
+the tag of Trace.packet, is a trace.pftrace; anything else is read as JSON.
+Every subcommand gives the same answers on both forms of one run.
+
 Every subcommand first validates the file (shape of the Chrome Trace Event
-Format subset calltrace promises) and exits 1 with a precise message if it is
-not valid.  Query subcommands print results on stdout; check-* subcommands
-print nothing and exit 0 on success, or print what differs on stderr and
-exit 1.  Usage errors exit 2.
+Format subset calltrace promises, or pftrace.py's checks) and exits 1 with a
+precise message if it is not valid.  Query subcommands print results on
+stdout; check-* subcommands print nothing and exit 0 on success, or print
+what differs on stderr and exit 1.  Usage errors exit 2.
 
 Subcommands:
   validate TRACE                      only the format check
@@ -41,7 +47,8 @@ Subcommands:
                                       process_name event, every thread with
                                       calls a thread_name event
 
-Times are handled as integer nanoseconds (ts/dur have 3 decimals in us).
+Times are handled as integer nanoseconds (ts/dur have 3 decimals in us in
+trace.json; trace.pftrace has ns already).
 Containment tests accept --tolerance-ns (default 1) of rounding slack.
 """
 
@@ -50,7 +57,11 @@ import collections
 import decimal
 import json
 import math
+import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import pftrace  # noqa: E402  (tests/lib/pftrace.py, next to this file)
 
 PROG = "check_trace"
 MAX_SHOWN = 10
@@ -80,18 +91,21 @@ def to_ns(v):
 
 
 class Call:
-    __slots__ = ("idx", "name", "pid", "tid", "ts", "dur", "end",
+    __slots__ = ("idx", "origin", "name", "pid", "tid", "ts", "dur", "end",
                  "unfinished", "inherited", "parent", "depth")
 
-    def __init__(self, idx, ev):
+    def __init__(self, idx, name, pid, tid, ts_ns, dur_ns, args, origin):
+        # idx orders calls that start and last alike: the order they were
+        # written in (trace.json writes a call when it returns, as
+        # trace.pftrace writes its SLICE_END)
         self.idx = idx
-        self.name = ev["name"]
-        self.pid = ev["pid"]
-        self.tid = ev["tid"]
-        self.ts = to_ns(ev["ts"])
-        self.dur = to_ns(ev["dur"])
+        self.origin = origin            # where it is in the file, for messages
+        self.name = name
+        self.pid = pid
+        self.tid = tid
+        self.ts = ts_ns
+        self.dur = dur_ns
         self.end = self.ts + self.dur
-        args = ev.get("args") or {}
         self.unfinished = args.get("unfinished") is True
         # a forked child's copy of a call its parent had open: shown for
         # nesting, but not a call the child made
@@ -99,9 +113,21 @@ class Call:
         self.parent = None
         self.depth = 0
 
+    @classmethod
+    def from_json(cls, idx, ev):
+        """An "X" event of trace.json (ts, dur in us)."""
+        return cls(idx, ev["name"], ev["pid"], ev["tid"], to_ns(ev["ts"]),
+                   to_ns(ev["dur"]), ev.get("args") or {}, "event #%d" % idx)
+
+    @classmethod
+    def from_slice(cls, idx, s):
+        """A pftrace.Slice (ts, dur already in ns)."""
+        return cls(idx, s.name, s.pid, s.tid, s.ts, s.dur, s.args,
+                   "packets #%d-#%d" % (s.begin_packet, s.end_packet))
+
     def where(self):
-        return "%r (event #%d, pid %s tid %s, ts %s us, dur %s us%s)" % (
-            self.name, self.idx, self.pid, self.tid, fmt_us(self.ts),
+        return "%r (%s, pid %s tid %s, ts %s us, dur %s us%s)" % (
+            self.name, self.origin, self.pid, self.tid, fmt_us(self.ts),
             fmt_us(self.dur), ", unfinished" if self.unfinished else "")
 
 
@@ -126,6 +152,8 @@ class Trace:
                 raw = f.read()
         except OSError as e:
             raise Bad("cannot read %s: %s" % (self.path, e.strerror))
+        if self.load_pftrace(raw):
+            return
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as e:
@@ -147,6 +175,25 @@ class Trace:
                 self.path, len(self.errors),
                 "" if len(self.errors) == 1 else "s", "\n  ".join(shown),
                 "\n  ... and %d more" % more if more else ""))
+
+    def load_pftrace(self, raw):
+        """Reads raw as a trace.pftrace if it is one (see the module's doc);
+        -> False, leaving it to the JSON reader, if it is not."""
+        try:
+            data, compressed = pftrace.gunzip(raw, self.path)
+        except pftrace.PftraceError as e:
+            if not pftrace.is_pftrace(b"", self.path):
+                return False            # not ours: the JSON reader says why
+            raise Bad(str(e))
+        if not pftrace.is_pftrace(data, self.path):
+            return False
+        try:
+            pf = pftrace.parse_gunzipped(data, self.path, compressed, len(raw))
+        except pftrace.PftraceError as e:
+            raise Bad(str(e))
+        self.calls = [Call.from_slice(i, s) for i, s in enumerate(pf.calls)]
+        self.meta = pf.meta
+        return True
 
     @staticmethod
     def _bad_constant(name):
@@ -227,7 +274,7 @@ class Trace:
                     self.err("%s: args.unfinished is %s, expected true"
                              % (where, short(args["unfinished"])))
             if ok:
-                self.calls.append(Call(i, ev))
+                self.calls.append(Call.from_json(i, ev))
         elif ph == "M":
             name = ev.get("name")
             if name not in ("process_name", "thread_name",

@@ -182,6 +182,11 @@ _prepare_run() {
     fi
     _CT_ARGS=("$@")
     [ -n "${CALLTRACE_ENGINE:-}" ] && _CT_OPTS=("--engine=$CALLTRACE_ENGINE" "${_CT_OPTS[@]}")
+    # Both traces of every run, and every check on both (chk, query): the JSON and the
+    # protobuf must show the same calls. CT_FORMAT=default leaves the choice to calltrace.
+    local o
+    for o in "${_CT_OPTS[@]}"; do [[ $o = --format* ]] && CT_FORMAT=default; done
+    [ "${CT_FORMAT:-both}" = both ] && _CT_OPTS=(--format=both "${_CT_OPTS[@]}")
     _next_files
     CT_DIR=$T/run.$_RUN_SEQ
     CT_TRACE=$CT_DIR/trace.json
@@ -219,21 +224,41 @@ plain_run() {
     return 0
 }
 
-# chk SUBCOMMAND [ARGS...]: run the checker on $CT_TRACE; fail with its message.
-chk() {
+# The protobuf trace beside $CT_TRACE (a trace.json), when the run wrote one.
+_pftrace_of() {
+    local dir=${CT_TRACE%/*}
+    [[ $CT_TRACE = */trace.json ]] && [ -f "$dir/trace.pftrace" ] && printf '%s' "$dir/trace.pftrace"
+}
+
+# _check_both SUBCOMMAND [ARGS...]: the checker on $CT_TRACE, and on its trace.pftrace, which
+# must give the same answer; sets _CHK_OUT, or fails with the checker's message.
+_check_both() {
     local sub=$1
     shift
-    local out
-    out=$(python3 "$CHECKER" "$sub" "$CT_TRACE" "$@" 2>&1) ||
-        fail "$(printf '%s' "$out" | head -c 4000)"
-    [ -n "$out" ] && printf '%s\n' "$out"
+    _CHK_OUT=$(python3 "$CHECKER" "$sub" "$CT_TRACE" "$@" 2>"$T/check.err") ||
+        fail "$(cat "$T/check.err" | head -c 4000)"
+    local pf
+    pf=$(_pftrace_of) || return 0
+    local pf_out
+    pf_out=$(python3 "$CHECKER" "$sub" "$pf" "$@" 2>"$T/check.err") ||
+        fail "trace.pftrace: $(cat "$T/check.err" | head -c 4000)"
+    [ "$pf_out" = "$_CHK_OUT" ] ||
+        fail "$sub: trace.pftrace and trace.json differ (- json, + pftrace):
+$(diff <(printf '%s\n' "$_CHK_OUT") <(printf '%s\n' "$pf_out") | head -30)"
+}
+
+# chk SUBCOMMAND [ARGS...]: run the checker on $CT_TRACE (and its trace.pftrace); fail with
+# its message.
+chk() {
+    _check_both "$@"
+    [ -n "$_CHK_OUT" ] && printf '%s\n' "$_CHK_OUT"
     return 0
 }
 
 # query SUBCOMMAND [ARGS...]: like chk but prints the result for capture.
 query() {
-    python3 "$CHECKER" "$1" "$CT_TRACE" "${@:2}" 2>"$T/query.err" ||
-        fail "$(head -c 4000 "$T/query.err")"
+    _check_both "$@"
+    printf '%s\n' "$_CHK_OUT"
 }
 
 expect_rc() {

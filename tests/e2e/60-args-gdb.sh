@@ -33,7 +33,7 @@ for f in index["functions"]:
         want = {p["name"]: p["value"] for p in c["params"]}
         if "return" in c:
             want["return"] = c["return"]["value"]
-        assert e["args"] == want, (f["name"], n, e["args"], want)
+        assert e.get("args", {}) == want, (f["name"], n, e.get("args"), want)
         assert abs(c["entry_us"] - e["ts"]) < 0.002, (c["entry_us"], e["ts"])
         assert abs(c["exit_us"] - (e["ts"] + e["dur"])) < 0.002, (c["exit_us"], e["ts"], e["dur"])
 PY

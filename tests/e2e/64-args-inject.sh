@@ -56,7 +56,7 @@ ev = sorted((e for e in json.load(open(sys.argv[1]))["traceEvents"] if e.get("ph
             key=lambda e: e["ts"])
 by = {}
 for e in ev:
-    by.setdefault(e["name"], []).append(e["args"])
+    by.setdefault(e["name"], []).append(e.get("args", {}))
 label, fill = by["label"], by["fill"]
 assert label[0]["s"].endswith(' "fine"') and label[0]["return"] == "2", label[0]
 assert label[1]["s"] == "0x0", label[1]

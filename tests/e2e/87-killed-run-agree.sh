@@ -60,7 +60,7 @@ trace = json.load(open(sys.argv[1]))
 calls = collections.defaultdict(list)  # tid -> [(name, dur_ns, unfinished)] in exit order
 for e in trace["traceEvents"]:
     if e.get("ph") == "X":
-        calls[e["tid"]].append((e["name"], round(e["dur"] * 1000), bool(e["args"].get("unfinished"))))
+        calls[e["tid"]].append((e["name"], round(e["dur"] * 1000), bool(e.get("args", {}).get("unfinished"))))
 assert trace["otherData"]["complete"] is False, "the trace of a killed run says complete"
 
 tree = collections.defaultdict(list)

@@ -1,6 +1,7 @@
 # shellcheck shell=bash
 # viewlib.sh -- helpers for the tests of `calltrace view` and `--open` (tests/e2e/4x-*.sh),
-# sourced after testlib.sh.
+# sourced after testlib.sh. They check what view serves by default: the runs they record hold
+# the trace calltrace chooses (CT_FORMAT=default), not both formats.
 #
 #   view_start ARGS...   start `calltrace ARGS...` in the background (stdin /dev/null), wait
 #                        for the URL it prints; sets VIEW_PID VIEW_OUT VIEW_ERR VIEW_URL
@@ -16,6 +17,7 @@
 #
 # No test starts a real browser: BROWSER is set to `false` unless a test sets its own, and
 # DISPLAY/WAYLAND_DISPLAY are unset so xdg-open is never tried.
+CT_FORMAT=default
 
 VIEW_LIB=$TESTS_DIR/lib/view
 VIEW_PID="" VIEW_OUT="" VIEW_ERR="" VIEW_URL="" VIEW_PORT="" VIEW_RC=""

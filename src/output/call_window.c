@@ -74,21 +74,17 @@ static int settle(struct window_reader *wr, const struct call_thread *t, struct 
     return 0;
 }
 
-int window_enter(struct window_reader *wr, const struct call_thread *t, struct call_frame *f,
-                 window_begin_fn begin, void *ctx)
+int window_enter_part(struct window_reader *wr, const struct call_thread *t, struct call_frame *f,
+                      window_begin_fn begin, void *ctx)
 {
-    if (wr->whole) {
-        f->user = WINDOW_SHOWN | WINDOW_BEGUN | WINDOW_SETTLED;
-        return begin ? begin(ctx, t, f) : 0;
-    }
     f->user = selects(wr, t, f) ? WINDOW_SHOWN : 0;
     return f->start_ns >= wr->from ? settle(wr, t, f, begin, ctx) : 0;
 }
 
-int window_exit(struct window_reader *wr, const struct call_thread *t, struct call_frame *f,
-                int64_t end_ns, window_begin_fn begin, void *ctx)
+int window_exit_part(struct window_reader *wr, const struct call_thread *t, struct call_frame *f,
+                     int64_t end_ns, window_begin_fn begin, void *ctx)
 {
-    if (!wr->whole && !(f->user & WINDOW_SETTLED) && end_ns >= wr->from) {
+    if (!(f->user & WINDOW_SETTLED) && end_ns >= wr->from) {
         int rc = settle(wr, t, f, begin, ctx);
         if (rc)
             return rc;

@@ -90,13 +90,33 @@ int window_note_func(struct window_reader *wr, uint32_t func, const char *name, 
 /* A call begins, and to be written at once: begin(ctx, t, frame). */
 typedef int (*window_begin_fn)(void *ctx, const struct call_thread *t, struct call_frame *f);
 
-/* A call starts (f is the innermost frame of t): marks it, and begins what is due. */
-int window_enter(struct window_reader *wr, const struct call_thread *t, struct call_frame *f,
-                 window_begin_fn begin, void *ctx);
+int window_enter_part(struct window_reader *wr, const struct call_thread *t, struct call_frame *f,
+                      window_begin_fn begin, void *ctx);
+int window_exit_part(struct window_reader *wr, const struct call_thread *t, struct call_frame *f,
+                     int64_t end_ns, window_begin_fn begin, void *ctx);
+
+/* A call starts (f is the innermost frame of t): marks it, and begins what is due. Inline:
+ * with no window, a writer's every call goes straight to begin. */
+static inline int window_enter(struct window_reader *wr, const struct call_thread *t,
+                               struct call_frame *f, window_begin_fn begin, void *ctx)
+{
+    if (wr->whole) {
+        f->user = WINDOW_SHOWN | WINDOW_BEGUN | WINDOW_SETTLED;
+        return begin ? begin(ctx, t, f) : 0;
+    }
+    return window_enter_part(wr, t, f, begin, ctx);
+}
+
 /* A call ends at end_ns: returns 1 when it was begun (its end is to be written), 0 when not,
  * or begin's non-zero value. A call that began before `from` and ends after it is begun
  * here, with its open callers. */
-int window_exit(struct window_reader *wr, const struct call_thread *t, struct call_frame *f,
-                int64_t end_ns, window_begin_fn begin, void *ctx);
+static inline int window_exit(struct window_reader *wr, const struct call_thread *t,
+                              struct call_frame *f, int64_t end_ns, window_begin_fn begin,
+                              void *ctx)
+{
+    if (wr->whole)
+        return 1;
+    return window_exit_part(wr, t, f, end_ns, begin, ctx);
+}
 
 #endif

@@ -99,13 +99,26 @@ _Static_assert(PACKET_MAX < 128, "a plain packet's length must fit one varint by
 /* A thread's packet sequence (its call_thread's user). */
 struct pf_sequence {
     uint32_t id;
-    uint64_t track_pid; /* the process track its thread track is under, as described */
-    uint64_t track;     /* its thread track's uuid: the events' default track */
-    int64_t last_ns;    /* the incremental clock: what the next timestamp is a delta from */
-    bool started;       /* its state (clock, defaults, names) was written since the last reset */
+    uint64_t track_pid;    /* the process track its thread track is under, as described */
+    uint64_t track;        /* its thread track's uuid: the events' default track */
+    int64_t last_ns;       /* the incremental clock: what the next timestamp is a delta from */
+    bool started;          /* its state (clock, defaults, names) was written since the last reset */
+    uint32_t pid;          /* the thread's pid when track_pid was worked out */
+    uint64_t tracks_epoch; /* the writer's tracks_epoch then */
+    /* The fields every event packet ends its head with: the sequence id and the
+     * NEEDS_INCREMENTAL_STATE flag, encoded once. */
+    uint8_t head_tail[2 * (1 + PB_VARINT_MAX)];
+    uint8_t head_tail_len;
     uint32_t next_iid;
-    struct addr_map iids; /* function id -> its interned name's iid on this sequence */
+    /* Function id -> its interned name's iid on this sequence: a table for the ids a record
+     * gives (dense, from 0; grown to the largest seen), a map for the others a damaged one
+     * may hold. */
+    uint32_t *iid_table;
+    uint32_t iid_table_len;
+    struct addr_map iids;
 };
+
+#define IID_TABLE_MAX 65536
 
 /* A function's name, made valid UTF-8 once. */
 struct pf_name {
@@ -123,6 +136,7 @@ struct pf_writer {
     struct addr_map sequences; /* tid -> struct pf_sequence, for freeing */
     struct run_funcs *funcs;   /* images and functions, to format -A / -R values */
     uint32_t next_sequence;
+    uint64_t tracks_epoch; /* moves when a process starts or ends: pids map to new tracks */
     struct pb_buf packet, part, inner; /* for the packets that are not a plain BEGIN / END */
     struct trace_stats *stats;
 };
@@ -220,6 +234,8 @@ static void reset_sequence(struct pf_writer *w, struct pf_sequence *s, int64_t n
     addr_map_free(&s->iids);
     if (addr_map_init(&s->iids, 64) < 0)
         w->out.error = ENOMEM;
+    if (s->iid_table)
+        memset(s->iid_table, 0, s->iid_table_len * sizeof(*s->iid_table));
     s->next_iid = 1;
     s->last_ns = ns;
     s->started = true;
@@ -229,7 +245,11 @@ static void reset_sequence(struct pf_writer *w, struct pf_sequence *s, int64_t n
 static struct pf_sequence *sequence_of(struct pf_writer *w, const struct call_thread *t, int64_t ns)
 {
     struct pf_sequence *s = t->user;
+    if (__builtin_expect(s->started && s->pid == t->pid && s->tracks_epoch == w->tracks_epoch, 1))
+        return s; /* the thread is where it was */
     uint64_t track_pid = process_track(&w->pids, t->pid);
+    s->pid = t->pid;
+    s->tracks_epoch = w->tracks_epoch;
     if (!s->started || s->track_pid != track_pid) { /* first event, or exec moved it */
         s->track_pid = track_pid;
         s->track = thread_uuid(track_pid, t->tid);
@@ -254,8 +274,36 @@ static uint64_t advance(struct pf_sequence *s, int64_t ns)
 static size_t put_event_head(uint8_t *p, const struct pf_sequence *s, uint64_t delta)
 {
     size_t n = pb_put_uint(p, PACKET_TIMESTAMP, delta);
-    n += pb_put_uint(p + n, PACKET_SEQUENCE_ID, s->id);
-    return n + pb_put_uint(p + n, PACKET_SEQUENCE_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
+    memcpy(p + n, s->head_tail, sizeof(s->head_tail)); /* whole: a fixed-size copy is a move */
+    return n + s->head_tail_len;
+}
+
+/* The iid of func's name on the sequence, 0 when not interned yet. */
+static uint64_t iid_of(const struct pf_sequence *s, uint32_t func)
+{
+    if (func < s->iid_table_len)
+        return s->iid_table[func];
+    return func < IID_TABLE_MAX ? 0 : (uintptr_t)addr_map_get(&s->iids, func);
+}
+
+static int set_iid(struct pf_sequence *s, uint32_t func, uint32_t iid)
+{
+    if (func < IID_TABLE_MAX) {
+        if (func >= s->iid_table_len) {
+            uint32_t len = 64;
+            while (len <= func)
+                len *= 2;
+            uint32_t *table = reallocarray(s->iid_table, len, sizeof(*table));
+            if (!table)
+                return -1;
+            memset(table + s->iid_table_len, 0, (len - s->iid_table_len) * sizeof(*table));
+            s->iid_table = table;
+            s->iid_table_len = len;
+        }
+        s->iid_table[func] = iid;
+        return 0;
+    }
+    return addr_map_put(&s->iids, func, (void *)(uintptr_t)iid);
 }
 
 /* A function's name interned on the sequence for the first time: the BEGIN packet carries it. */
@@ -288,10 +336,10 @@ static int put_begin(void *ctx, const struct call_thread *t, struct call_frame *
     struct pf_writer *w = ctx;
     struct pf_sequence *s = sequence_of(w, t, f->start_ns);
     uint64_t delta = advance(s, f->start_ns);
-    uint64_t iid = (uintptr_t)addr_map_get(&s->iids, f->func);
+    uint64_t iid = iid_of(s, f->func);
     if (!iid) {
         iid = s->next_iid++;
-        if (addr_map_put(&s->iids, f->func, (void *)(uintptr_t)iid) < 0)
+        if (set_iid(s, f->func, (uint32_t)iid) < 0)
             return -1;
         put_begin_interning(w, s, delta, f->func, iid);
         return 0;
@@ -440,6 +488,9 @@ static int on_thread(void *ctx, struct call_reader *cr, struct call_thread *t)
         return -1;
     }
     s->id = w->next_sequence++;
+    size_t n = pb_put_uint(s->head_tail, PACKET_SEQUENCE_ID, s->id);
+    n += pb_put_uint(s->head_tail + n, PACKET_SEQUENCE_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
+    s->head_tail_len = (uint8_t)n;
     t->user = s;
     return 0;
 }
@@ -471,6 +522,7 @@ static void on_process(struct pf_writer *w, const struct rec_process *p)
 {
     uint32_t len;
     const char *name = rec_name(&p->hdr, &len);
+    w->tracks_epoch++;
     if (!(p->hdr.flags & PROCESS_EXEC)) {
         process_tracks_started(&w->pids, p->hdr.tid);
         w->stats->processes++;
@@ -497,6 +549,7 @@ static int on_record(void *ctx, struct call_reader *cr, const struct rec_hdr *h)
         w->stats->threads++;
         break;
     case REC_PROCESS_END:
+        w->tracks_epoch++;
         process_tracks_ended(&w->pids, h->tid);
         break;
     default:
@@ -514,6 +567,7 @@ static void free_writer(struct pf_writer *w)
     {
         struct pf_sequence *s = slot->value;
         addr_map_free(&s->iids);
+        free(s->iid_table);
         free(s);
     }
     addr_map_free(&w->sequences);

@@ -101,27 +101,33 @@ bytes=$(stat -c %s "$CT_DIR/trace.pftrace")
 CT_FORMAT=default ct_run "$BIN" 20
 [ -f "$CT_DIR/trace.json" ] && [ ! -e "$CT_DIR/trace.pftrace" ] ||
     fail "a small run should get trace.json alone by default: $(ls "$CT_DIR")"
-CT_FORMAT=default ct_run "$BIN" 33
-expect_rc 0
-[ -f "$CT_DIR/trace.pftrace" ] && [ ! -e "$CT_DIR/trace.json" ] ||
-    fail "an 11M-call run should get trace.pftrace alone by default: $(ls "$CT_DIR")"
-grep -q "^calltrace: writing trace.pftrace, not trace.json: the run is too big" "$CT_ERR" ||
-    fail "the default's choice of trace.pftrace is not said: $(head -c 1000 "$CT_ERR")"
-grep -q "recording:" "$CT_ERR" && fail "a progress line was written to a stderr that is no terminal"
-BIG=$CT_DIR
+SMALL=$CT_DIR
+# An 11M-call run: seconds with the inject engine, hours under the ptrace engine or valgrind.
+if [ "$CT_ENGINE" = ptrace ] || [ -n "${CALLTRACE_REAL:-}" ]; then
+    echo "[11M-call run] left out under valgrind and the ptrace engine: too slow there"
+else
+    CT_FORMAT=default ct_run "$BIN" 33
+    expect_rc 0
+    [ -f "$CT_DIR/trace.pftrace" ] && [ ! -e "$CT_DIR/trace.json" ] ||
+        fail "an 11M-call run should get trace.pftrace alone by default: $(ls "$CT_DIR")"
+    grep -q "^calltrace: writing trace.pftrace, not trace.json: the run is too big" "$CT_ERR" ||
+        fail "the default's choice of trace.pftrace is not said: $(head -c 1000 "$CT_ERR")"
+    grep -q "recording:" "$CT_ERR" && fail "a progress line was written to a stderr that is no terminal"
+    BIG=$CT_DIR
 
-CTX="[view of an 11M-call run]"
-fifo=$T/view.fifo
-mkfifo "$fifo"
-"$CALLTRACE" view --server-only --port 0 --timeout 20 "$BIG" >"$fifo" 2>"$T/view.err" &
-view=$!
-start=$(date +%s%N)
-read -r -t 10 url <"$fifo" || fail "view printed no URL within 10 s: $(head -c 1000 "$T/view.err")"
-ms=$((($(date +%s%N) - start) / 1000000))
-kill $view 2>/dev/null
-wait $view 2>/dev/null
-[[ $url = *trace.pftrace* ]] || fail "view serves $url, not the run's trace.pftrace"
-[ $ms -lt 2000 ] || fail "view took $ms ms to start serving an 11M-call run (at most 2000)"
+    CTX="[view of an 11M-call run]"
+    fifo=$T/view.fifo
+    mkfifo "$fifo"
+    "$CALLTRACE" view --server-only --port 0 --timeout 20 "$BIG" >"$fifo" 2>"$T/view.err" &
+    view=$!
+    start=$(date +%s%N)
+    read -r -t 10 url <"$fifo" || fail "view printed no URL within 10 s: $(head -c 1000 "$T/view.err")"
+    ms=$((($(date +%s%N) - start) / 1000000))
+    kill $view 2>/dev/null
+    wait $view 2>/dev/null
+    [[ $url = *trace.pftrace* ]] || fail "view serves $url, not the run's trace.pftrace"
+    [ $ms -lt 2000 ] || fail "view took $ms ms to start serving an 11M-call run (at most 2000)"
+fi
 
 CTX="[progress line on a terminal]"
 # attachee runs until a line comes on its stdin: a 3 s recording, on a terminal by script(1)
@@ -132,7 +138,7 @@ grep -aq "calltrace: recording: [0-9]* calls, [0-9.]*M/s, [0-9.]* MB on disk" "$
     fail "no progress line while recording on a terminal: $(tr '\r' '\n' <"$T/tty.log" | head -c 600)"
 
 CTX="[size warning]"
-CALLTRACE_SIZE_WARNING=100000 "$CALLTRACE" export --format perfetto "$BIG" 2>"$T/warn.err" ||
+CALLTRACE_SIZE_WARNING=100000 "$CALLTRACE" export --format perfetto "$SMALL" 2>"$T/warn.err" ||
     fail "export failed: $(cat "$T/warn.err")"
 n=$(grep -c "trace.pftrace has passed 0.1 MB, more than a viewer opens whole" "$T/warn.err")
 [ "$n" = 1 ] || fail "the size warning was said $n times, not once: $(head -c 800 "$T/warn.err")"

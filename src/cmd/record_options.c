@@ -128,17 +128,7 @@ static int add_glob(struct trace_options *o, int opt, const char *glob)
     struct func_filter *f = &o->filter;
     const char **list = opt == 'F' ? f->only : opt == 'N' ? f->exclude : o->libs;
     size_t *n = opt == 'F' ? &f->nonly : opt == 'N' ? &f->nexclude : &o->nlibs;
-    if (!*glob) {
-        err_msg("-%c: empty pattern", opt);
-        return -1;
-    }
-    if (*n == FUNC_FILTER_MAX) {
-        err_hint("combine them into fewer patterns", "-%c: more than %d patterns", opt,
-                 FUNC_FILTER_MAX);
-        return -1;
-    }
-    list[(*n)++] = glob;
-    return 0;
+    return glob_list_add(list, n, opt, glob);
 }
 
 /* -A, -R, --string-max, --capture, --max-call-dirs. */

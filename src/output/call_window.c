@@ -120,17 +120,7 @@ static int window_glob(struct call_window *w, int c, const char *glob)
     struct func_filter *f = &w->filter;
     const char **list = c == 'F' ? f->only : f->exclude;
     size_t *n = c == 'F' ? &f->nonly : &f->nexclude;
-    if (!*glob) {
-        err_msg("-%c: empty pattern", c);
-        return -1;
-    }
-    if (*n == FUNC_FILTER_MAX) {
-        err_hint("combine them into fewer patterns", "-%c: more than %d patterns", c,
-                 FUNC_FILTER_MAX);
-        return -1;
-    }
-    list[(*n)++] = glob;
-    return 0;
+    return glob_list_add(list, n, c, glob);
 }
 
 int call_window_option(struct call_window *w, int c, const char *arg)

@@ -76,11 +76,30 @@ struct trace_size_guard {
 void trace_size_guard_init(struct trace_size_guard *g);
 
 void trace_size_warn(struct trace_size_guard *g, const char *name);
-/* Called as a trace file grows (cheap: a compare); name is its file name. */
+/* Called as a trace file grows (cheap: a compare) with the bytes made so far; name is its
+ * file name. */
 static inline void trace_size_check(struct trace_size_guard *g, uint64_t written, const char *name)
 {
     if (__builtin_expect(written > g->limit && !g->warned, 0))
         trace_size_warn(g, name);
+}
+
+/* A writer's call is over: whether it shows it (1; 0 when the window does not, negative to
+ * stop), counted in stats alike by both formats (a forked child's copy of its parent's
+ * open calls is shown but not counted: the child did not make them). */
+static inline int trace_call_over(struct window_reader *wr, const struct call_done *c,
+                                  window_begin_fn begin, void *ctx, struct trace_stats *stats)
+{
+    /* The frame is the reader's, still on its thread's stack: the window marks it. */
+    int shown = window_exit(wr, c->thread, (struct call_frame *)c->frame, c->end_ns, begin, ctx);
+    bool counted = !(c->flags & EXIT_INHERITED);
+    if (shown <= 0) {
+        stats->left_out += shown == 0 && counted;
+        return shown;
+    }
+    stats->calls += counted;
+    stats->unfinished += counted && (c->flags & EXIT_UNFINISHED);
+    return 1;
 }
 
 /* The number of calls a record holds, from its size: what TRACE_AUTO decides by, without

@@ -137,13 +137,9 @@ static int put_call(void *ctx, struct call_reader *cr, const struct call_done *c
 {
     struct json_writer *w = ctx;
     (void)cr;
-    /* The frame is the reader's, still on its thread's stack: the window marks it. */
-    struct call_frame *f = (struct call_frame *)call->frame;
-    int shown = window_exit(&w->window, call->thread, f, call->end_ns, NULL, NULL);
-    if (shown <= 0) {
-        w->stats->left_out += shown == 0 && !(call->flags & EXIT_INHERITED);
+    int shown = trace_call_over(&w->window, call, NULL, NULL, w->stats);
+    if (shown <= 0)
         return shown;
-    }
     begin_event(w);
     put_call_head(w, call->frame->func);
     outbuf_put_usec(&w->out, call->frame->start_ns);
@@ -161,13 +157,7 @@ static int put_call(void *ctx, struct call_reader *cr, const struct call_done *c
     }
     put_values(w, call->frame, &sep);
     outbuf_puts(&w->out, sep == args_open ? "}" : "}}");
-    trace_size_check(&w->size, w->out.written, TRACE_JSON_NAME);
-    /* A forked child's copy of its parent's open calls is shown, but was not called by it. */
-    if (call->flags & EXIT_INHERITED)
-        return 0;
-    w->stats->calls++;
-    if (call->flags & EXIT_UNFINISHED)
-        w->stats->unfinished++;
+    trace_size_check(&w->size, w->out.written + w->out.len, TRACE_JSON_NAME);
     return 0;
 }
 

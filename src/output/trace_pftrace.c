@@ -453,20 +453,11 @@ static int on_call_exit(void *ctx, struct call_reader *cr, const struct call_don
 {
     struct pf_writer *w = ctx;
     (void)cr;
-    /* The frame is the reader's, still on its thread's stack: the window marks it. */
-    struct call_frame *f = (struct call_frame *)c->frame;
-    int shown = window_exit(&w->window, c->thread, f, c->end_ns, put_begin, w);
-    if (shown <= 0) {
-        w->stats->left_out += shown == 0 && !(c->flags & EXIT_INHERITED);
+    int shown = trace_call_over(&w->window, c, put_begin, w, w->stats);
+    if (shown <= 0)
         return shown;
-    }
     put_end(w, c);
-    trace_size_check(&w->size, w->out.written, TRACE_PFTRACE_NAME);
-    /* A forked child's copy of its parent's open calls is shown, but was not called by it. */
-    if (c->flags & EXIT_INHERITED)
-        return 0;
-    w->stats->calls++;
-    w->stats->unfinished += (c->flags & EXIT_UNFINISHED) != 0;
+    trace_size_check(&w->size, w->out.written + w->out.len, TRACE_PFTRACE_NAME);
     return 0;
 }
 

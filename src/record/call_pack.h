@@ -19,31 +19,21 @@
 #include <stdint.h>
 
 #include "record/format.h"
+#include "util/protobuf.h" /* pb_put_varint: the same LEB128 varints */
 
 /* The most bytes one event packs into: a 34-bit tag (5), flags (1), a 64-bit delta (10). */
 #define CALL_PACK_EVENT_MAX 16
-
-static inline size_t call_pack_varint(uint8_t *out, uint64_t v)
-{
-    size_t n = 0;
-    while (v >= 0x80) {
-        out[n++] = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    out[n++] = (uint8_t)v;
-    return n;
-}
 
 /* Packs one event (type REC_ENTER or REC_EXIT) at out; returns its length. */
 static inline size_t call_pack_event(uint8_t *out, uint8_t type, unsigned flags, uint32_t func,
                                      uint64_t ticks, uint64_t prev_ticks)
 {
     unsigned kind = type == REC_ENTER ? 0 : flags ? 2 : 1;
-    size_t n = call_pack_varint(out, (uint64_t)func << 2 | kind);
+    size_t n = pb_put_varint(out, (uint64_t)func << 2 | kind);
     if (kind == 2)
         out[n++] = (uint8_t)flags;
     int64_t delta = (int64_t)(ticks - prev_ticks);
-    return n + call_pack_varint(out + n, ((uint64_t)delta << 1) ^ (uint64_t)(delta >> 63));
+    return n + pb_put_varint(out + n, ((uint64_t)delta << 1) ^ (uint64_t)(delta >> 63));
 }
 
 /* One event unpacked from in[0..len) into *call (its type, flags and func) and *ticks (from

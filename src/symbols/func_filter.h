@@ -15,6 +15,10 @@ struct func_filter {
     size_t nexclude;
 };
 
+/* Appends glob to list (n of FUNC_FILTER_MAX used) for option -opt; -1 after one error line
+ * for an empty glob or a full list. */
+int glob_list_add(const char **list, size_t *n, int opt, const char *glob);
+
 /* Globs as fnmatch(3) reads them, against the demangled name. */
 bool func_filter_selects(const struct func_filter *f, const char *name);
 /* Bit i set when globs[i] matches name: which patterns found something, to warn of the rest. */

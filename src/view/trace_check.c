@@ -127,16 +127,22 @@ static int read_magic(const char *path, bool *gzip, char *why, size_t whylen)
     return 0;
 }
 
+/* gzread reads a plain file as it is: one reader for both forms. */
+static gzFile open_trace(const char *path, char *why, size_t whylen)
+{
+    gzFile f = gzopen(path, "rb");
+    if (!f)
+        snprintf(why, whylen, "%s", errno ? strerror(errno) : "cannot open");
+    return f;
+}
+
 int trace_check(const char *path, bool *gzip, char *why, size_t whylen)
 {
     if (read_magic(path, gzip, why, whylen) < 0)
         return -1;
-    /* gzread reads a plain file as it is, so one loop serves both forms. */
-    gzFile f = gzopen(path, "rb");
-    if (!f) {
-        snprintf(why, whylen, "%s", errno ? strerror(errno) : "cannot open");
+    gzFile f = open_trace(path, why, whylen);
+    if (!f)
         return -1;
-    }
     gzbuffer(f, SCAN_CHUNK);
     char *buf = malloc(SCAN_CHUNK);
     struct json_scan *s = calloc(1, sizeof(*s));
@@ -242,11 +248,9 @@ int trace_sniff(const char *path, bool *gzip, bool *protobuf, char *why, size_t 
 {
     if (read_magic(path, gzip, why, whylen) < 0)
         return -1;
-    gzFile f = gzopen(path, "rb");
-    if (!f) {
-        snprintf(why, whylen, "%s", errno ? strerror(errno) : "cannot open");
+    gzFile f = open_trace(path, why, whylen);
+    if (!f)
         return -1;
-    }
     unsigned char first = 0;
     int n = gzread(f, &first, 1);
     gzclose(f);
@@ -290,11 +294,9 @@ static const char *walk_packets(gzFile f)
 
 int trace_check_pftrace(const char *path, char *why, size_t whylen)
 {
-    gzFile f = gzopen(path, "rb");
-    if (!f) {
-        snprintf(why, whylen, "%s", errno ? strerror(errno) : "cannot open");
+    gzFile f = open_trace(path, why, whylen);
+    if (!f)
         return -1;
-    }
     gzbuffer(f, SCAN_CHUNK);
     const char *verdict = walk_packets(f);
     int zerr = Z_OK;

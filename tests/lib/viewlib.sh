@@ -56,7 +56,8 @@ view_start() {
     VIEW_URL=$(grep -m 1 "^http" "$VIEW_OUT")
     VIEW_PORT=$(printf '%s\n' "$VIEW_URL" | sed -n 's|.*http://127\.0\.0\.1:\([0-9]*\)/.*|\1|p')
     [ -n "$VIEW_PORT" ] || fail "no 127.0.0.1 port in the printed URL '$VIEW_URL'"
-    listening "$VIEW_PORT" || fail "URL printed but nothing listens on port $VIEW_PORT"
+    # with --once and a $BROWSER that fetches at once, the server may be done already
+    listening "$VIEW_PORT" || _view_gone || fail "URL printed but nothing listens on port $VIEW_PORT"
 }
 
 view_wait_exit() {

@@ -2,6 +2,7 @@
  * about EVENTS call entries and exits, for timing `calltrace report`, `graph` and `tree` on big
  * runs. The calls form a fixed tree (a recursion 8 deep under main, a fan of leaf calls) spread
  * over THREADS threads (default 4), with made-up but monotonic times. */
+#include <fcntl.h>
 #include <bsd/stdlib.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,7 +51,7 @@ int main(int argc, char **argv)
     snprintf(path, sizeof(path), "%s/events.ctr", argv[1]);
     struct clock_calibration clock = {.use_tsc = false, .start = {0, 0}, .ns_per_tick = 1};
     struct gen g = {.t = 0};
-    if (recorder_open(&g.rec, path, &clock) < 0) {
+    if (recorder_open(&g.rec, AT_FDCWD, path, 0644, &clock) < 0) {
         fprintf(stderr, "gen-record: cannot create %s\n", path);
         return 1;
     }

@@ -1,5 +1,6 @@
 #include "analysis/replay.h"
 
+#include <fcntl.h>
 #include <bsd/stdlib.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +13,8 @@ int replay_open(struct replay *r, const char *record_path)
 {
     char why[256];
     memset(r, 0, sizeof(*r));
-    if (call_reader_open(&r->calls, record_path, &replay_call_ops, r, why, sizeof(why)) < 0) {
+    if (call_reader_open(&r->calls, AT_FDCWD, record_path, &replay_call_ops, r, why, sizeof(why)) <
+        0) {
         err_msg("%s: %s", record_path, why);
         return -1;
     }

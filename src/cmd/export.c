@@ -35,6 +35,31 @@ static void usage(FILE *f)
 
 enum { OPT_MAX_CALL_DIRS = 0x500, OPT_FORMAT };
 
+static int export_run(const struct run_dir *run, struct trace_file_options *trace,
+                      unsigned max_dirs, int quiet)
+{
+    struct trace_stats stats;
+    struct progress progress;
+    progress_init(&progress, quiet);
+    trace->progress = &progress;
+    trace->quiet = quiet;
+    if (trace_export(run, trace, &stats) < 0)
+        return 1;
+    if (stats.record_damaged)
+        err_msg("%s: the record ends %s; the trace holds everything before that", run->path,
+                stats.record_damaged == 1 ? "in the middle of an event" : "with damaged data");
+    if (!quiet)
+        fprintf(stderr, "calltrace: trace in %s/%s: %llu calls%s\n", run->path, stats.files,
+                (unsigned long long)stats.calls,
+                call_window_is_whole(&trace->window) ? "" : " in the window");
+    struct call_dirs_stats dirs; /* -A/-R runs: the call folders too */
+    if (call_dirs_export(run, max_dirs, &dirs) < 0)
+        return 1;
+    if (!quiet && dirs.calls)
+        call_dirs_print_summary(run->path, &dirs, max_dirs);
+    return 0;
+}
+
 int cmd_export(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -80,30 +105,10 @@ int cmd_export(int argc, char **argv)
                  optind == argc ? "missing RUN" : "too many arguments");
         return 2;
     }
-    const char *run = argv[optind];
-    struct stat st;
-    if (stat(run, &st) < 0 || !S_ISDIR(st.st_mode)) {
-        err_msg("%s: %s", run, stat(run, &st) < 0 ? strerror(errno) : "not a run directory");
+    struct run_dir run;
+    if (run_dir_open(argv[optind], &run) < 0)
         return 1;
-    }
-    struct trace_stats stats;
-    struct progress progress;
-    progress_init(&progress, quiet);
-    trace.progress = &progress;
-    trace.quiet = quiet;
-    if (trace_export(run, &trace, &stats) < 0)
-        return 1;
-    if (stats.record_damaged)
-        err_msg("%s: the record ends %s; the trace holds everything before that", run,
-                stats.record_damaged == 1 ? "in the middle of an event" : "with damaged data");
-    if (!quiet)
-        fprintf(stderr, "calltrace: trace in %s/%s: %llu calls%s\n", run, stats.files,
-                (unsigned long long)stats.calls,
-                call_window_is_whole(&trace.window) ? "" : " in the window");
-    struct call_dirs_stats dirs; /* -A/-R runs: the call folders too */
-    if (call_dirs_export(run, (unsigned)max_dirs, &dirs) < 0)
-        return 1;
-    if (!quiet && dirs.calls)
-        call_dirs_print_summary(run, &dirs, (unsigned)max_dirs);
-    return 0;
+    int rc = export_run(&run, &trace, (unsigned)max_dirs, quiet);
+    run_dir_close(&run);
+    return rc;
 }

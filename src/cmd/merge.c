@@ -17,6 +17,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <bsd/stdlib.h>
+
 #include "cmd/cli_util.h"
 #include "cmd/commands.h"
 #include "output/run_dir.h"
@@ -25,7 +27,7 @@
 #include "record/reader.h"
 #include "record/writer.h"
 #include "util/addr_map.h"
-#include "util/dir_tree.h"
+#include "util/dir_fd.h"
 #include "util/log.h"
 
 #define CALLS_DIR "calls"
@@ -44,6 +46,7 @@ struct merge_input {
 struct merge_ctx {
     bool align;
     bool quiet;
+    bool share; /* --share: OUT readable by others, as record's */
     const char *out;
     struct merge_input *inputs;
     size_t ninputs;
@@ -66,6 +69,8 @@ static void usage(FILE *f)
           "  --format F        json (trace.json), perfetto (trace.pftrace) or both; by\n"
           "                    default trace.json up to 8 million calls, trace.pftrace beyond\n"
           "  -z, --compress    gzip the trace\n"
+          "  --share           let other users read OUT (0755 and 0644, less the umask); by\n"
+          "                    default it is private (0700, files 0600)\n"
           "  -q, --quiet       no closing summary line\n"
           "  -h, --help        show this help\n",
           f);
@@ -74,13 +79,10 @@ static void usage(FILE *f)
 static int parse_args(int argc, char **argv, struct merge_ctx *m)
 {
     static const struct option longopts[] = {
-        {"output", required_argument, NULL, 'o'},
-        {"align", no_argument, NULL, 'a'},
-        {"quiet", no_argument, NULL, 'q'},
-        {"format", required_argument, NULL, 'f'},
-        {"compress", no_argument, NULL, 'z'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+        {"output", required_argument, NULL, 'o'}, {"align", no_argument, NULL, 'a'},
+        {"quiet", no_argument, NULL, 'q'},        {"format", required_argument, NULL, 'f'},
+        {"compress", no_argument, NULL, 'z'},     {"share", no_argument, NULL, 's'},
+        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
     };
     int c;
     opterr = 0;
@@ -94,6 +96,8 @@ static int parse_args(int argc, char **argv, struct merge_ctx *m)
             m->out = optarg;
         } else if (c == 'a') {
             m->align = true;
+        } else if (c == 's') {
+            m->share = true;
         } else if (c == 'q') {
             m->quiet = true;
         } else if (c == 'h') {
@@ -169,18 +173,21 @@ static int check_input(struct merge_input *in)
         err_msg("%s: not a run directory", in->run);
         return -1;
     }
+    if (run_dir_check_owner(in->run) < 0)
+        return -1;
     if (run_path(in->record, sizeof(in->record), in->run, REC_FILE_NAME) < 0) {
         err_msg("%s: path too long", in->run);
         return -1;
     }
     char why[256];
     struct rec_reader r;
-    if (rec_reader_open(&r, in->record, why, sizeof(why)) < 0) {
+    if (rec_reader_open(&r, AT_FDCWD, in->record, why, sizeof(why)) < 0) {
         err_msg("%s: not a run directory: %s: %s", in->run, REC_FILE_NAME, why);
         return -1;
     }
     in->header = r.header;
-    rec_time_of(&in->time, in->record, &r.header); /* a run merged ended cleanly: no pass */
+    rec_time_of(&in->time, AT_FDCWD, in->record,
+                &r.header); /* a run merged ended cleanly: no pass */
     int rc = addr_map_init(&in->ids, 64);
     for (const struct rec_hdr *h; rc == 0 && (h = rec_reader_next(&r));)
         rc = scan_record(in, h);
@@ -297,7 +304,7 @@ static int copy_run(struct merge_ctx *m, const struct merge_input *in, uint32_t 
 {
     char why[256];
     struct rec_reader r;
-    if (rec_reader_open(&r, in->record, why, sizeof(why)) < 0) {
+    if (rec_reader_open(&r, AT_FDCWD, in->record, why, sizeof(why)) < 0) {
         err_msg("%s: %s", in->record, why);
         return -1;
     }
@@ -323,15 +330,12 @@ static struct clock_calibration merged_clock(struct merge_ctx *m)
     return (struct clock_calibration){.use_tsc = false, .start = {start, start}, .ns_per_tick = 1};
 }
 
-static int write_record(struct merge_ctx *m, const char *dir)
+static int write_record(struct merge_ctx *m, const struct run_dir *out)
 {
-    char record[PATH_MAX];
     struct clock_calibration clock = merged_clock(m);
-    int rc = run_path(record, sizeof(record), dir, REC_FILE_NAME) < 0
-                 ? -ENAMETOOLONG
-                 : recorder_open(&m->rec, record, &clock);
+    int rc = recorder_open(&m->rec, out->fd, REC_FILE_NAME, out->file_mode, &clock);
     if (rc < 0) {
-        err_msg("cannot create %s: %s", record, strerror(-rc));
+        err_msg("cannot create %s/%s: %s", out->path, REC_FILE_NAME, strerror(-rc));
         return -1;
     }
     uint32_t func_base = 0, image_base = 0;
@@ -343,47 +347,63 @@ static int write_record(struct merge_ctx *m, const char *dir)
     }
     int err = recorder_close(&m->rec);
     if (err && rc == 0) {
-        err_msg("writing %s: %s", record, strerror(err));
+        err_msg("writing %s/%s: %s", out->path, REC_FILE_NAME, strerror(err));
         rc = -1;
     }
     return rc;
 }
 
-/* Each run's calls/ goes to OUT/calls/<run's name>, made unique with -2, -3... */
-static int copy_calls(struct merge_ctx *m, const char *dir)
+/* The name of run in OUT/calls: its last component, made unique with -2, -3... */
+static int calls_name(int calls, const char *run, char *name, size_t len)
 {
-    char from[PATH_MAX], to[PATH_MAX], base[PATH_MAX];
-    bool made = false;
-    for (size_t i = 0; i < m->ninputs; i++) {
+    char base[PATH_MAX];
+    snprintf(base, sizeof(base), "%s", run);
+    size_t n = strlen(base);
+    while (n > 1 && base[n - 1] == '/')
+        base[--n] = '\0';
+    const char *last = strrchr(base, '/') ? strrchr(base, '/') + 1 : base;
+    for (unsigned k = 1; k < 100000; k++) {
+        int w = k == 1 ? snprintf(name, len, "%s", last) : snprintf(name, len, "%s-%u", last, k);
+        if (w < 0 || (size_t)w >= len)
+            break;
         struct stat st;
-        if (snprintf(from, sizeof(from), "%s/" CALLS_DIR, m->inputs[i].run) >= (int)sizeof(from) ||
-            stat(from, &st) < 0 || !S_ISDIR(st.st_mode))
-            continue;
-        snprintf(base, sizeof(base), "%s", m->inputs[i].run);
-        size_t len = strlen(base);
-        while (len > 1 && base[len - 1] == '/')
-            base[--len] = '\0';
-        const char *name = strrchr(base, '/') ? strrchr(base, '/') + 1 : base;
-        if (!made && snprintf(to, sizeof(to), "%s/" CALLS_DIR, dir) < (int)sizeof(to) &&
-            mkdir(to, 0755) < 0) {
-            err_msg("cannot create %s: %s", to, strerror(errno));
-            return -1;
-        }
-        made = true;
-        for (unsigned k = 1;; k++) {
-            int n = k == 1 ? snprintf(to, sizeof(to), "%s/" CALLS_DIR "/%s", dir, name)
-                           : snprintf(to, sizeof(to), "%s/" CALLS_DIR "/%s-%u", dir, name, k);
-            if (n >= (int)sizeof(to)) {
-                err_msg("%s: path too long", dir);
-                return -1;
-            }
-            if (access(to, F_OK) < 0)
-                break;
-        }
-        if (dir_tree_copy(from, to) < 0)
-            return -1;
+        if (fstatat(calls, name, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
+            return 0;
     }
-    return 0;
+    errno = ENAMETOOLONG;
+    return -1;
+}
+
+/* Each run's calls/ goes to OUT/calls/<run's name>. */
+static int copy_calls(struct merge_ctx *m, const struct run_dir *out)
+{
+    int calls = -1, rc = 0;
+    for (size_t i = 0; i < m->ninputs && rc == 0; i++) {
+        int from = open(m->inputs[i].run, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        struct stat st;
+        if (from < 0 || fstatat(from, CALLS_DIR, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+            !S_ISDIR(st.st_mode)) {
+            if (from >= 0)
+                close(from);
+            continue;
+        }
+        if (calls < 0 && (calls = dir_fd_make(out->fd, CALLS_DIR, out->dir_mode)) < 0) {
+            err_msg("cannot create %s/" CALLS_DIR ": %s", out->path, strerror(errno));
+            rc = -1;
+        }
+        char name[NAME_MAX + 1];
+        if (rc == 0 &&
+            (calls_name(calls, m->inputs[i].run, name, sizeof(name)) < 0 ||
+             dir_fd_copy_tree(from, CALLS_DIR, calls, name, out->dir_mode, out->file_mode) < 0)) {
+            err_msg("copying %s/" CALLS_DIR " to %s/" CALLS_DIR ": %s", m->inputs[i].run, out->path,
+                    strerror(errno));
+            rc = -1;
+        }
+        close(from);
+    }
+    if (calls >= 0)
+        close(calls);
+    return rc;
 }
 
 static int check_output(const char *out)
@@ -396,39 +416,58 @@ static int check_output(const char *out)
     return 0;
 }
 
-/* OUT.partial-XXXXXX beside OUT, so the final rename stays on one file system. */
-static int make_temp_dir(const char *out, char *tmp, size_t len)
+/* OUT.partial-XXXXXX beside OUT, so the final rename stays on one file system; parent: the
+ * directory both are in. */
+static int make_temp_dir(const struct merge_ctx *m, int parent, const char *name,
+                         struct run_dir *tmp, char *tmp_name, size_t len)
 {
-    size_t n = strlen(out);
-    while (n > 1 && out[n - 1] == '/')
-        n--;
-    if (snprintf(tmp, len, "%.*s.partial-XXXXXX", (int)n, out) >= (int)len) {
-        err_msg("%s: path too long", out);
-        return -1;
+    *tmp = (struct run_dir){
+        .fd = -1, .dir_mode = m->share ? 0755 : 0700, .file_mode = m->share ? 0644 : 0600};
+    for (int tries = 0; tries < 100 && tmp->fd < 0; tries++) {
+        if (snprintf(tmp_name, len, "%s.partial-%06x", name, arc4random() & 0xffffff) >= (int)len ||
+            snprintf(tmp->path, sizeof(tmp->path), "%s.partial-%s", m->out,
+                     tmp_name + strlen(name) + strlen(".partial-")) >= (int)sizeof(tmp->path)) {
+            errno = ENAMETOOLONG;
+            break;
+        }
+        tmp->fd = dir_fd_make(parent, tmp_name, tmp->dir_mode);
+        if (tmp->fd < 0 && errno != EEXIST)
+            break;
     }
-    if (!mkdtemp(tmp)) {
-        err_msg("cannot create %s: %s", out, strerror(errno));
-        return -1;
-    }
-    return 0;
+    if (tmp->fd < 0)
+        err_msg("cannot create %s: %s", m->out, strerror(errno));
+    return tmp->fd < 0 ? -1 : 0;
 }
 
-static int build_output(struct merge_ctx *m, struct trace_stats *stats)
+static int build_in(struct merge_ctx *m, int parent, const char *name, struct trace_stats *stats)
 {
-    char tmp[PATH_MAX];
-    if (make_temp_dir(m->out, tmp, sizeof(tmp)) < 0)
+    char tmp_name[NAME_MAX + 1];
+    struct run_dir tmp;
+    if (make_temp_dir(m, parent, name, &tmp, tmp_name, sizeof(tmp_name)) < 0)
         return -1;
-    int rc = write_record(m, tmp);
+    int rc = write_record(m, &tmp);
     if (rc == 0)
-        rc = trace_export(tmp, &m->trace, stats);
+        rc = trace_export(&tmp, &m->trace, stats);
     if (rc == 0)
-        rc = copy_calls(m, tmp);
-    if (rc == 0 && renameat2(AT_FDCWD, tmp, AT_FDCWD, m->out, RENAME_NOREPLACE) < 0) {
+        rc = copy_calls(m, &tmp);
+    run_dir_close(&tmp);
+    if (rc == 0 && renameat2(parent, tmp_name, parent, name, RENAME_NOREPLACE) < 0) {
         err_msg("cannot create %s: %s", m->out, strerror(errno));
         rc = -1;
     }
     if (rc < 0)
-        dir_tree_remove(tmp);
+        dir_fd_remove_tree(parent, tmp_name);
+    return rc;
+}
+
+static int build_output(struct merge_ctx *m, struct trace_stats *stats)
+{
+    char name[NAME_MAX + 1];
+    int parent = run_dir_parent(m->out, name, sizeof(name), "run directory");
+    if (parent < 0)
+        return -1;
+    int rc = build_in(m, parent, name, stats);
+    close(parent);
     return rc;
 }
 

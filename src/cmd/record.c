@@ -305,9 +305,8 @@ static int pick_backend(struct session *s, const struct record_options *opts)
     return 0;
 }
 
-static int run_traced(struct record_cli *cli, const char *path, const char *run,
-                      struct recorder *rec, const struct clock_calibration *clock,
-                      struct session *s)
+static int run_traced(struct record_cli *cli, const char *path, struct recorder *rec,
+                      const struct clock_calibration *clock, struct session *s)
 {
     if (session_init(s, &cli->opts.trace, rec, clock, &stop_signal) < 0 ||
         x86_decoder_open(&s->decoder) < 0) {
@@ -325,11 +324,10 @@ static int run_traced(struct record_cli *cli, const char *path, const char *run,
     control_run(s, pid);
     control_finish(s);
     traced_pid = 0;
-    (void)run;
     return 0;
 }
 
-static int finish_run(const char *run, struct recorder *rec, const struct session *s,
+static int finish_run(const struct run_dir *run, struct recorder *rec, const struct session *s,
                       const struct record_cli *cli)
 {
     uint64_t start = clock_mono_ns();
@@ -337,7 +335,7 @@ static int finish_run(const char *run, struct recorder *rec, const struct sessio
     int rec_error = recorder_close(rec);
     if (rec_error)
         err_hint(rec_error == ENOSPC ? "free some space; the trace holds what was recorded" : NULL,
-                 "writing %s/%s: %s", run, REC_FILE_NAME, strerror(rec_error));
+                 "writing %s/%s: %s", run->path, REC_FILE_NAME, strerror(rec_error));
     warn_unmatched_at_end(cli, s);
     struct trace_stats stats;
     struct progress progress;
@@ -353,9 +351,9 @@ static int finish_run(const char *run, struct recorder *rec, const struct sessio
     int dirs_rc = captured ? call_dirs_export(run, cli->max_call_dirs, &dirs) : 0;
     dbg(DBG_RECORD, 1, "output written in %.1f ms", ms_since(start));
     if (!cli->quiet)
-        print_summary(run, &stats, s, rec->gate);
+        print_summary(run->path, &stats, s, rec->gate);
     if (!cli->quiet && captured)
-        call_dirs_print_summary(run, &dirs, cli->max_call_dirs);
+        call_dirs_print_summary(run->path, &dirs, cli->max_call_dirs);
     return rec_error || dirs_rc < 0 ? -1 : 0;
 }
 
@@ -399,23 +397,22 @@ int cmd_record(int argc, char **argv)
     char path[PATH_MAX] = "";
     if (!cli.attach_pid && check_program(cli.program_argv[0], &cli, path, sizeof(path)) < 0)
         return 2;
-    char run[PATH_MAX], record[PATH_MAX], default_dir[64];
+    char default_dir[64];
     cli.opts.trace.rank = mpi_rank();
     if (cli.opts.trace.rank)
         snprintf(default_dir, sizeof(default_dir), RUN_DIR_DEFAULT "-rank%s", cli.opts.trace.rank);
     else
         snprintf(default_dir, sizeof(default_dir), RUN_DIR_DEFAULT);
-    if (run_dir_create(cli.output ? cli.output : default_dir, run, sizeof(run)) < 0)
+    struct run_dir run;
+    if (run_dir_create(cli.output ? cli.output : default_dir, cli.share, &run) < 0)
         return 2;
     struct clock_calibration clock;
     clock_calibrate(&clock);
     struct recorder rec;
-    int rc = run_path(record, sizeof(record), run, REC_FILE_NAME) < 0
-                 ? -ENAMETOOLONG
-                 : recorder_open(&rec, record, &clock);
+    int rc = recorder_open(&rec, run.fd, REC_FILE_NAME, run.file_mode, &clock);
     if (rc < 0) {
-        err_msg("cannot create %s: %s", record, strerror(-rc));
-        run_dir_discard(run);
+        err_msg("cannot create %s/%s: %s", run.path, REC_FILE_NAME, strerror(-rc));
+        run_dir_discard(&run);
         return 2;
     }
     struct progress progress; /* the recording's line: calls, rate, bytes */
@@ -424,27 +421,28 @@ int cmd_record(int argc, char **argv)
     struct call_gate gate;
     if (start_call_gate(&cli, &clock, &gate, &rec) < 0) {
         recorder_close(&rec);
-        run_dir_discard(run);
+        run_dir_discard(&run);
         return 2;
     }
     struct session s;
-    if (run_traced(&cli, path, run, &rec, &clock, &s) < 0) {
+    if (run_traced(&cli, path, &rec, &clock, &s) < 0) {
         recorder_close(&rec);
         end_session(&s);
         if (rec.gate)
             call_gate_free(rec.gate);
-        run_dir_discard(run);
+        run_dir_discard(&run);
         return 2;
     }
     progress_end(&progress);
     rec.progress = NULL;
-    int failed = finish_run(run, &rec, &s, &cli);
+    int failed = finish_run(&run, &rec, &s, &cli);
     end_session(&s);
     if (rec.gate)
         call_gate_free(rec.gate);
     /* Also after Ctrl-C stopped the program: stopping a long run to look at it is common. */
-    if (!failed && cli.open && view_open(run, &cli.view) < 0)
+    if (!failed && cli.open && view_open(run.path, &cli.view) < 0)
         failed = 1;
+    run_dir_close(&run);
     if (cli.attach_pid) /* the program is not ours: its status is not calltrace's */
         return failed || s.detach_failed ? 1 : 0;
     if (stop_signal)

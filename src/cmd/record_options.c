@@ -34,6 +34,7 @@ enum {
     OPT_BUFFER_SIZE,
     OPT_ATTACH_BREAKPOINTS,
     OPT_FORMAT,
+    OPT_SHARE,
 };
 
 static void usage(FILE *f)
@@ -54,7 +55,11 @@ static void usage(FILE *f)
           "  -p, --pid PID      attach to a running process instead of starting one\n"
           "  -t, --duration S   with -p: detach after S seconds\n"
           "  -o, --output DIR   run directory (default ./" RUN_DIR_DEFAULT "; an existing one is\n"
-          "                     never overwritten: DIR-1, DIR-2, ... are used instead)\n"
+          "                     never overwritten: DIR-1, DIR-2, ... are used instead);\n"
+          "                     private to you (0700, files 0600): it holds what the\n"
+          "                     program had in memory\n"
+          "      --share        let other users read the run directory (0755 and 0644,\n"
+          "                     less the umask)\n"
           "  -F, --filter GLOB  trace only functions whose (demangled) name matches GLOB;\n"
           "                     repeatable\n"
           "  -N, --exclude GLOB never trace functions matching GLOB (they get no\n"
@@ -235,6 +240,7 @@ int record_parse_args(int argc, char **argv, struct record_cli *cli)
     /* clang-format off */
     static const struct option longopts[] = {
         {"output", required_argument, NULL, 'o'},
+        {"share", no_argument, NULL, OPT_SHARE},
         {"pid", required_argument, NULL, 'p'},
         {"duration", required_argument, NULL, 't'},
         {"no-follow", no_argument, NULL, OPT_NO_FOLLOW},
@@ -326,6 +332,9 @@ int record_parse_args(int argc, char **argv, struct record_cli *cli)
             break;
         case 'q':
             cli->quiet = cli->opts.trace.quiet = true;
+            break;
+        case OPT_SHARE:
+            cli->share = true;
             break;
         case OPT_NO_FOLLOW:
             cli->opts.trace.follow_forks = false;

@@ -22,6 +22,7 @@ struct record_options {
 struct record_cli {
     struct record_options opts;
     const char *output;
+    bool share; /* --share: the run directory readable by others */
     bool quiet;
     pid_t attach_pid;         /* -p */
     unsigned duration;        /* -t, seconds; 0: until stopped */

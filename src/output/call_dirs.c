@@ -14,7 +14,7 @@
 #include "output/run_dir.h"
 #include "record/call_reader.h"
 #include "util/addr_map.h"
-#include "util/dir_tree.h"
+#include "util/dir_fd.h"
 #include "util/json_string.h"
 #include "util/log.h"
 
@@ -27,7 +27,11 @@ struct func_dir {
 };
 
 struct dirs_writer {
-    const char *root; /* RUN/calls */
+    int root;              /* the new calls/ being written (CALL_DIRS_NEW) */
+    const char *root_path; /* RUN/calls, for messages */
+    mode_t dir_mode, file_mode;
+    struct func_dir *open_func; /* whose folder open_fd is, the last one written into */
+    int open_fd;
     unsigned max_dirs;
     struct run_funcs *funcs;
     struct addr_map by_func; /* func id + 1 -> struct func_dir */
@@ -97,31 +101,30 @@ static void note_error(struct dirs_writer *w)
         w->error = errno ? errno : EIO;
 }
 
-static int write_file(struct dirs_writer *w, const char *path, const void *data, size_t len)
+static void write_file(struct dirs_writer *w, int dir, const char *name, const void *data,
+                       size_t len)
 {
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
+    if (dir_fd_write_file(dir, name, w->file_mode, data, len) < 0)
         note_error(w);
-        return -1;
-    }
-    const uint8_t *p = data;
-    while (len) {
-        ssize_t n = write(fd, p, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            note_error(w);
-            close(fd);
-            return -1;
-        }
-        p += n;
-        len -= (size_t)n;
-    }
-    if (close(fd) < 0) {
+}
+
+/* The folder of d, made at its first call; calls of one function tend to come together, so the
+ * last one stays open. */
+static int func_folder(struct dirs_writer *w, struct func_dir *d)
+{
+    if (w->open_func == d)
+        return w->open_fd;
+    if (w->open_fd >= 0)
+        close(w->open_fd);
+    w->open_func = NULL;
+    w->open_fd = dir_fd_make(w->root, d->folder, w->dir_mode);
+    if (w->open_fd < 0 && errno == EEXIST)
+        w->open_fd = dir_fd_open(w->root, d->folder);
+    if (w->open_fd < 0)
         note_error(w);
-        return -1;
-    }
-    return 0;
+    else
+        w->open_func = d;
+    return w->open_fd;
 }
 
 /* Names and types come from the program's symbols and DWARF, any bytes at all, and cJSON writes
@@ -148,14 +151,11 @@ static cJSON *value_json(const struct arg_value *a, const char *bin)
 static void write_call(struct dirs_writer *w, struct func_dir *d, const struct call_done *call)
 {
     const struct call_frame *f = call->frame;
-    char dir[PATH_MAX], path[PATH_MAX + 200];
-    snprintf(dir, sizeof(dir), "%s/%s", w->root, d->folder);
-    if (d->folders == 0 && mkdir(dir, 0755) < 0 && errno != EEXIST) {
-        note_error(w);
-        return;
-    }
-    snprintf(dir, sizeof(dir), "%s/%s/%u", w->root, d->folder, f->user);
-    if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+    char number[16];
+    snprintf(number, sizeof(number), "%u", f->user);
+    int folder = func_folder(w, d);
+    int dir = folder < 0 ? -1 : dir_fd_make(folder, number, w->dir_mode);
+    if (dir < 0) {
         note_error(w);
         return;
     }
@@ -164,6 +164,7 @@ static void write_call(struct dirs_writer *w, struct func_dir *d, const struct c
         errno = ENOMEM;
         note_error(w);
         call_values_free(&cv);
+        close(dir);
         return;
     }
     cJSON *root = cJSON_CreateObject();
@@ -184,8 +185,7 @@ static void write_call(struct dirs_writer *w, struct func_dir *d, const struct c
         char bin[160] = "";
         if (cv.args[i].bytes) {
             snprintf(bin, sizeof(bin), "arg_%s.bin", cv.args[i].name);
-            snprintf(path, sizeof(path), "%s/%s", dir, bin);
-            write_file(w, path, cv.args[i].bytes, cv.args[i].nbytes);
+            write_file(w, dir, bin, cv.args[i].bytes, cv.args[i].nbytes);
         }
         cJSON_AddItemToArray(params, value_json(&cv.args[i], bin[0] ? bin : NULL));
     }
@@ -194,14 +194,16 @@ static void write_call(struct dirs_writer *w, struct func_dir *d, const struct c
     char *text = cJSON_Print(root);
     cJSON_Delete(root);
     call_values_free(&cv);
-    snprintf(path, sizeof(path), "%s/%s", dir, CALL_JSON_NAME);
-    if (!text) {
+    if (text)
+        write_file(w, dir, CALL_JSON_NAME, text, strlen(text));
+    else {
         errno = ENOMEM;
         note_error(w);
-        return;
     }
-    write_file(w, path, text, strlen(text));
     free(text);
+    close(dir);
+    if (!text)
+        return;
     d->folders++;
     w->stats->folders++;
 }
@@ -260,15 +262,17 @@ static void write_index(struct dirs_writer *w)
     }
     char *text = cJSON_Print(root);
     cJSON_Delete(root);
-    char path[PATH_MAX];
-    snprintf(path, sizeof(path), "%s/%s", w->root, CALL_DIRS_INDEX);
     if (text)
-        write_file(w, path, text, strlen(text));
+        write_file(w, w->root, CALL_DIRS_INDEX, text, strlen(text));
+    else
+        note_error(w);
     free(text);
 }
 
 static void free_writer(struct dirs_writer *w)
 {
+    if (w->open_fd >= 0)
+        close(w->open_fd);
     addr_map_free(&w->by_func);
     for (size_t i = 0; i < w->ndirs; i++) {
         free(w->dirs[i]->name);
@@ -278,52 +282,79 @@ static void free_writer(struct dirs_writer *w)
     run_funcs_free(w->funcs);
 }
 
-static int replay(struct dirs_writer *w, const char *record)
+static int replay(struct dirs_writer *w, const struct run_dir *run)
 {
     static const struct call_reader_ops calls = {
         .record = note_funcs, .values = number_call, .exit = end_call};
     char why[256];
     struct call_reader cr;
-    if (call_reader_open(&cr, record, &calls, w, why, sizeof(why)) < 0) {
-        err_msg("%s: %s", record, why);
+    if (call_reader_open(&cr, run->fd, REC_FILE_NAME, &calls, w, why, sizeof(why)) < 0) {
+        err_msg("%s/%s: %s", run->path, REC_FILE_NAME, why);
         return -1;
     }
     int failed = call_reader_run(&cr);
     call_reader_close(&cr);
     if (failed)
-        err_msg("%s: out of memory while writing the call folders", w->root);
+        err_msg("%s: out of memory while writing the call folders", w->root_path);
     return failed ? -1 : 0;
 }
 
-int call_dirs_export(const char *run, unsigned max_dirs, struct call_dirs_stats *stats)
+/* The folders just written in CALL_DIRS_NEW take calls/'s place in one step (the older ones,
+ * exchanged into CALL_DIRS_NEW, are removed then); a run with no call captured has none. */
+static int replace_calls(const struct run_dir *run, bool any, const char *root_path)
+{
+    int rc = 0;
+    if (!any)
+        rc = dir_fd_remove_tree(run->fd, CALL_DIRS_NAME);
+    else if (renameat2(run->fd, CALL_DIRS_NEW, run->fd, CALL_DIRS_NAME, RENAME_EXCHANGE) < 0)
+        rc = errno == ENOENT
+                 ? renameat2(run->fd, CALL_DIRS_NEW, run->fd, CALL_DIRS_NAME, RENAME_NOREPLACE)
+                 : -1;
+    if (rc < 0)
+        err_msg("cannot replace %s: %s", root_path, strerror(errno));
+    dir_fd_remove_tree(run->fd, CALL_DIRS_NEW);
+    return rc;
+}
+
+int call_dirs_export(const struct run_dir *run, unsigned max_dirs, struct call_dirs_stats *stats)
 {
     memset(stats, 0, sizeof(*stats));
-    char root[PATH_MAX], record[PATH_MAX];
-    if (run_path(root, sizeof(root), run, CALL_DIRS_NAME) < 0 ||
-        run_path(record, sizeof(record), run, REC_FILE_NAME) < 0) {
-        err_msg("%s: path too long", run);
+    char root_path[PATH_MAX];
+    if (run_path(root_path, sizeof(root_path), run->path, CALL_DIRS_NAME) < 0) {
+        err_msg("%s: path too long", run->path);
         return -1;
     }
-    dir_tree_remove(root);
-    if (mkdir(root, 0755) < 0) {
-        err_msg("cannot create %s: %s", root, strerror(errno));
+    struct dirs_writer w = {.root_path = root_path,
+                            .max_dirs = max_dirs,
+                            .stats = stats,
+                            .dir_mode = run->dir_mode,
+                            .file_mode = run->file_mode,
+                            .open_fd = -1};
+    dir_fd_remove_tree(run->fd, CALL_DIRS_NEW); /* an export killed half-way */
+    w.root = dir_fd_make(run->fd, CALL_DIRS_NEW, run->dir_mode);
+    if (w.root < 0) {
+        err_msg("cannot create %s/%s: %s", run->path, CALL_DIRS_NEW, strerror(errno));
         return -1;
     }
-    struct dirs_writer w = {.root = root, .max_dirs = max_dirs, .stats = stats};
     if (addr_map_init(&w.by_func, 64) < 0 || !(w.funcs = run_funcs_new())) {
-        err_msg("%s: out of memory", root);
+        err_msg("%s: out of memory", root_path);
         free_writer(&w);
+        close(w.root);
+        dir_fd_remove_tree(run->fd, CALL_DIRS_NEW);
         return -1;
     }
-    int rc = replay(&w, record);
+    int rc = replay(&w, run);
     if (rc == 0 && stats->calls)
         write_index(&w);
-    else if (rc == 0) /* nothing was captured: no folder at all */
-        dir_tree_remove(root);
     free_writer(&w);
+    close(w.root);
+    if (rc == 0 && replace_calls(run, stats->calls > 0, root_path) < 0)
+        return -1;
+    if (rc < 0)
+        dir_fd_remove_tree(run->fd, CALL_DIRS_NEW);
     if (rc == 0 && w.error) {
         err_hint(w.error == ENOSPC ? "free some space, then run `calltrace export RUN`" : NULL,
-                 "writing %s: %s", root, strerror(w.error));
+                 "writing %s: %s", root_path, strerror(w.error));
         return -1;
     }
     return rc;

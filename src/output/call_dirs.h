@@ -14,7 +14,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "output/run_dir.h"
+
 #define CALL_DIRS_NAME "calls"
+#define CALL_DIRS_NEW "calls.new" /* where they are written before they replace calls/ */
 #define CALL_DIRS_INDEX "index.json"
 #define CALL_JSON_NAME "call.json"
 
@@ -25,8 +28,9 @@ struct call_dirs_stats {
     uint64_t capped; /* functions with more calls than max_dirs */
 };
 
-/* Replaces RUN/calls from RUN/events.ctr. Returns 0, or -1 after one error line. */
-int call_dirs_export(const char *run, unsigned max_dirs, struct call_dirs_stats *stats);
+/* Replaces RUN/calls from RUN/events.ctr, through the run's descriptor. Returns 0, or -1 after
+ * one error line. */
+int call_dirs_export(const struct run_dir *run, unsigned max_dirs, struct call_dirs_stats *stats);
 /* The closing summary's line about them. */
 void call_dirs_print_summary(const char *run, const struct call_dirs_stats *stats,
                              unsigned max_dirs);

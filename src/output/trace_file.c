@@ -1,6 +1,7 @@
 #include "output/trace_file.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,10 +48,10 @@ int trace_format_option(const char *arg, enum trace_format *format)
  * argument values add more, and they make trace.json's events larger in proportion. */
 #define RECORD_BYTES_PER_CALL 4
 
-uint64_t trace_estimated_calls(const char *record_path)
+uint64_t trace_estimated_calls(int dir, const char *name)
 {
     struct stat st;
-    if (stat(record_path, &st) < 0 || st.st_size < 0)
+    if (fstatat(dir, name, &st, 0) < 0 || st.st_size < 0)
         return 0;
     return (uint64_t)st.st_size / RECORD_BYTES_PER_CALL;
 }
@@ -78,7 +79,7 @@ void trace_size_warn(struct trace_size_guard *g, const char *name)
 }
 
 /* The formats to write, and with TRACE_AUTO why. */
-static unsigned formats_for(const struct trace_file_options *opts, const char *record_path,
+static unsigned formats_for(const struct trace_file_options *opts, const struct run_dir *run,
                             struct trace_stats *stats)
 {
     enum { JSON = 1, PERFETTO = 2 };
@@ -94,7 +95,7 @@ static unsigned formats_for(const struct trace_file_options *opts, const char *r
     }
     /* A window makes a big run small: it is the calls shown that count, but they are known
      * only once written. Its user asked to look at a part: JSON unless the whole is big. */
-    if (trace_estimated_calls(record_path) <= TRACE_AUTO_JSON_MAX_CALLS)
+    if (trace_estimated_calls(run->fd, REC_FILE_NAME) <= TRACE_AUTO_JSON_MAX_CALLS)
         return JSON;
     stats->why = "the run is too big for trace.json to open in Perfetto's browser UI (about "
                  "1 GB); --format json writes it anyway";
@@ -103,7 +104,7 @@ static unsigned formats_for(const struct trace_file_options *opts, const char *r
 
 struct trace_target {
     const char *name, *gz_name;
-    int (*write)(const char *record, const char *path, const struct trace_file_options *opts,
+    int (*write)(const struct trace_io *io, const struct trace_file_options *opts,
                  struct trace_stats *stats);
 };
 
@@ -112,38 +113,45 @@ static const struct trace_target targets[] = {
     {TRACE_PFTRACE_NAME, TRACE_PFTRACE_GZ_NAME, trace_pftrace_write},
 };
 
-/* Writes one trace file through a temporary name. */
-static int write_target(const char *dir, const char *record, const struct trace_target *t,
-                        const struct trace_file_options *opts, struct trace_stats *stats)
+/* Writes one trace file through a temporary name, in the directory out. */
+static int write_target(const struct run_dir *run, const struct run_dir *out,
+                        const struct trace_target *t, const struct trace_file_options *opts,
+                        struct trace_stats *stats)
 {
     const char *name = opts->compress ? t->gz_name : t->name;
-    char path[PATH_MAX], tmp[PATH_MAX];
-    if (run_path(path, sizeof(path), dir, name) < 0 ||
-        snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp)) {
-        err_msg("%s: path too long", dir);
+    char tmp[64], path[PATH_MAX], tmp_path[PATH_MAX], record_path[PATH_MAX];
+    snprintf(tmp, sizeof(tmp), "%s.tmp", name);
+    if (run_path(path, sizeof(path), out->path, name) < 0 ||
+        run_path(tmp_path, sizeof(tmp_path), out->path, tmp) < 0 ||
+        run_path(record_path, sizeof(record_path), run->path, REC_FILE_NAME) < 0) {
+        err_msg("%s: path too long", out->path);
         return -1;
     }
-    unlink(tmp);
-    if (t->write(record, tmp, opts, stats) < 0) {
-        unlink(tmp);
+    const struct trace_io io = {.record_dir = run->fd,
+                                .record_name = REC_FILE_NAME,
+                                .record_path = record_path,
+                                .out_dir = out->fd,
+                                .out_name = tmp,
+                                .out_path = tmp_path,
+                                .mode = out->file_mode};
+    unlinkat(out->fd, tmp, 0);
+    if (t->write(&io, opts, stats) < 0) {
+        unlinkat(out->fd, tmp, 0);
         return -1;
     }
-    if (rename(tmp, path) < 0) {
-        err_msg("cannot rename %s to %s: %s", tmp, path, strerror(errno));
-        unlink(tmp);
+    if (renameat(out->fd, tmp, out->fd, name) < 0) {
+        err_msg("cannot rename %s to %s: %s", tmp_path, path, strerror(errno));
+        unlinkat(out->fd, tmp, 0);
         return -1;
     }
     return 0;
 }
 
 /* A trace file this export did not write, left by an earlier one, is removed. */
-static void remove_stale(const char *dir, const char *name)
+static void remove_stale(const struct run_dir *out, const char *name)
 {
-    char path[PATH_MAX];
-    if (run_path(path, sizeof(path), dir, name) < 0)
-        return;
-    if (unlink(path) < 0 && errno != ENOENT)
-        err_msg("cannot remove the older %s: %s", path, strerror(errno));
+    if (unlinkat(out->fd, name, 0) < 0 && errno != ENOENT)
+        err_msg("cannot remove the older %s/%s: %s", out->path, name, strerror(errno));
 }
 
 static void note_written(struct trace_stats *stats, const char *name)
@@ -152,16 +160,12 @@ static void note_written(struct trace_stats *stats, const char *name)
     snprintf(stats->files + len, sizeof(stats->files) - len, "%s%s", len ? " and " : "", name);
 }
 
-int trace_export(const char *run, const struct trace_file_options *opts, struct trace_stats *stats)
+int trace_export(const struct run_dir *run, const struct trace_file_options *opts,
+                 struct trace_stats *stats)
 {
-    char record[PATH_MAX];
-    const char *dir = opts->out_dir ? opts->out_dir : run;
+    const struct run_dir *out = opts->out ? opts->out : run;
     *stats = (struct trace_stats){0};
-    if (run_path(record, sizeof(record), run, REC_FILE_NAME) < 0) {
-        err_msg("%s: path too long", run);
-        return -1;
-    }
-    unsigned formats = formats_for(opts, record, stats);
+    unsigned formats = formats_for(opts, run, stats);
     const char *why = stats->why;
     if (why && !opts->quiet)
         fprintf(stderr, "calltrace: writing trace.pftrace, not trace.json: %s\n", why);
@@ -169,12 +173,12 @@ int trace_export(const char *run, const struct trace_file_options *opts, struct 
     for (size_t i = 0; i < sizeof(targets) / sizeof(targets[0]); i++) { /* bit i: targets[i] */
         const struct trace_target *t = &targets[i];
         if (!(formats & (1u << i))) {
-            remove_stale(dir, t->name);
-            remove_stale(dir, t->gz_name);
+            remove_stale(out, t->name);
+            remove_stale(out, t->gz_name);
             continue;
         }
         struct trace_stats one = {0};
-        if (write_target(dir, record, t, opts, &one) < 0)
+        if (write_target(run, out, t, opts, &one) < 0)
             return -1;
         if (!written) { /* the formats show the same calls: the first one's counts */
             one.why = why;
@@ -182,7 +186,7 @@ int trace_export(const char *run, const struct trace_file_options *opts, struct 
             written = true;
         }
         note_written(stats, opts->compress ? t->gz_name : t->name);
-        remove_stale(dir, opts->compress ? t->name : t->gz_name);
+        remove_stale(out, opts->compress ? t->name : t->gz_name);
     }
     return 0;
 }

@@ -13,8 +13,10 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "output/call_window.h"
+#include "output/run_dir.h"
 #include "util/progress.h"
 
 #define TRACE_JSON_NAME "trace.json"
@@ -42,7 +44,7 @@ struct trace_file_options {
     enum trace_format format;
     bool compress;
     struct call_window window;
-    const char *out_dir;       /* where to write the trace files; NULL: the run directory */
+    const struct run_dir *out; /* where to write the trace files; NULL: the run directory */
     struct progress *progress; /* NULL, or the line that shows how far the writing got */
     bool quiet;                /* no line saying which format TRACE_AUTO chose and why */
 };
@@ -58,11 +60,23 @@ struct trace_stats {
     const char *why;    /* with TRACE_AUTO: why this format, for one line to the user */
 };
 
-/* Writes the trace files of RUN from RUN/events.ctr, each through a temporary name so that
+/* What a trace writer reads and makes: the record record_name in the directory record_dir, and
+ * the new file out_name in out_dir, with mode (AT_FDCWD: the names are paths). The paths are
+ * for messages. */
+struct trace_io {
+    int record_dir;
+    const char *record_name, *record_path;
+    int out_dir;
+    const char *out_name, *out_path;
+    mode_t mode;
+};
+
+/* Writes the trace files of the run from its events.ctr, each through a temporary name so that
  * nobody ever reads half a trace. A trace file of another format or compression left by an
  * earlier export is removed: the viewer never picks a stale one. Returns 0, or -1 after one
  * error line. */
-int trace_export(const char *run, const struct trace_file_options *opts, struct trace_stats *stats);
+int trace_export(const struct run_dir *run, const struct trace_file_options *opts,
+                 struct trace_stats *stats);
 
 /* Past this, a viewable trace is more than any viewer opens whole: said once, with the ways
  * to make it smaller. */
@@ -102,8 +116,8 @@ static inline int trace_call_over(struct window_reader *wr, const struct call_do
     return 1;
 }
 
-/* The number of calls a record holds, from its size: what TRACE_AUTO decides by, without
- * reading it. */
-uint64_t trace_estimated_calls(const char *record_path);
+/* The number of calls the record name in dir holds, from its size: what TRACE_AUTO decides by,
+ * without reading it. */
+uint64_t trace_estimated_calls(int dir, const char *name);
 
 #endif

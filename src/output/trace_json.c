@@ -263,20 +263,22 @@ static void put_footer(struct json_writer *w, const struct rec_reader *r)
 static const struct call_reader_ops json_calls = {
     .record = handle, .enter = on_enter, .values = keep_values, .exit = put_call};
 
-int trace_json_write(const char *record_path, const char *json_path,
-                     const struct trace_file_options *opts, struct trace_stats *stats)
+int trace_json_write(const struct trace_io *io, const struct trace_file_options *opts,
+                     struct trace_stats *stats)
 {
+    const char *json_path = io->out_path;
     bool gzip = opts && opts->compress;
     const struct call_window *window = opts ? &opts->window : NULL;
     char why[256];
     struct call_reader cr;
     struct json_writer w = {.first_event = true, .stats = stats};
-    if (call_reader_open(&cr, record_path, &json_calls, &w, why, sizeof(why)) < 0) {
-        err_msg("%s: %s", record_path, why);
+    if (call_reader_open(&cr, io->record_dir, io->record_name, &json_calls, &w, why, sizeof(why)) <
+        0) {
+        err_msg("%s: %s", io->record_path, why);
         return -1;
     }
-    int rc = gzip ? outbuf_open_gzip(&w.out, json_path, JSON_BUFFER)
-                  : outbuf_open(&w.out, json_path, JSON_BUFFER);
+    int rc = gzip ? outbuf_open_gzip(&w.out, io->out_dir, io->out_name, io->mode, JSON_BUFFER)
+                  : outbuf_open(&w.out, io->out_dir, io->out_name, io->mode, JSON_BUFFER);
     if (rc < 0) {
         err_msg("cannot create %s: %s", json_path, strerror(-rc));
         call_reader_close(&cr);

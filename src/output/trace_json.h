@@ -10,7 +10,7 @@
 /* Writes json_path from record_path, gzip-compressed with opts->compress, the calls of opts->window
  * (opts may be NULL: all, plain), with the calls window shows. Returns 0, or -1 after printing one
  * error line. */
-int trace_json_write(const char *record_path, const char *json_path,
-                     const struct trace_file_options *opts, struct trace_stats *stats);
+int trace_json_write(const struct trace_io *io, const struct trace_file_options *opts,
+                     struct trace_stats *stats);
 
 #endif

@@ -575,11 +575,12 @@ static const struct call_reader_ops pftrace_calls = {.record = on_record,
                                                      .values = keep_values,
                                                      .exit = on_call_exit};
 
-static int open_writer(struct pf_writer *w, const char *path, bool gzip,
+static int open_writer(struct pf_writer *w, const struct trace_io *io, bool gzip,
                        const struct call_window *window, int64_t run_start_ns)
 {
-    int rc = gzip ? outbuf_open_gzip(&w->out, path, PFTRACE_BUFFER)
-                  : outbuf_open(&w->out, path, PFTRACE_BUFFER);
+    const char *path = io->out_path;
+    int rc = gzip ? outbuf_open_gzip(&w->out, io->out_dir, io->out_name, io->mode, PFTRACE_BUFFER)
+                  : outbuf_open(&w->out, io->out_dir, io->out_name, io->mode, PFTRACE_BUFFER);
     if (rc < 0) {
         err_msg("cannot create %s: %s", path, strerror(-rc));
         return -1;
@@ -594,19 +595,21 @@ static int open_writer(struct pf_writer *w, const char *path, bool gzip,
     return 0;
 }
 
-int trace_pftrace_write(const char *record_path, const char *path,
-                        const struct trace_file_options *opts, struct trace_stats *stats)
+int trace_pftrace_write(const struct trace_io *io, const struct trace_file_options *opts,
+                        struct trace_stats *stats)
 {
+    const char *path = io->out_path;
     bool gzip = opts && opts->compress;
     const struct call_window *window = opts ? &opts->window : NULL;
     char why[256];
     struct call_reader cr;
     struct pf_writer w = {.next_sequence = DESCRIPTOR_SEQUENCE + 1, .stats = stats};
-    if (call_reader_open(&cr, record_path, &pftrace_calls, &w, why, sizeof(why)) < 0) {
-        err_msg("%s: %s", record_path, why);
+    if (call_reader_open(&cr, io->record_dir, io->record_name, &pftrace_calls, &w, why,
+                         sizeof(why)) < 0) {
+        err_msg("%s: %s", io->record_path, why);
         return -1;
     }
-    if (open_writer(&w, path, gzip, window, (int64_t)cr.time.start.mono_ns) < 0) {
+    if (open_writer(&w, io, gzip, window, (int64_t)cr.time.start.mono_ns) < 0) {
         free_writer(&w);
         call_reader_close(&cr);
         return -1;

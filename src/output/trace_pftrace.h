@@ -12,7 +12,7 @@
 
 /* Writes path from record_path, gzip-compressed with opts->compress, the calls of opts->window
  * (opts may be NULL: all, plain). Returns 0, or -1 after printing one error line. */
-int trace_pftrace_write(const char *record_path, const char *path,
-                        const struct trace_file_options *opts, struct trace_stats *stats);
+int trace_pftrace_write(const struct trace_io *io, const struct trace_file_options *opts,
+                        struct trace_stats *stats);
 
 #endif

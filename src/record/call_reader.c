@@ -5,14 +5,14 @@
 #include <string.h>
 #include <sys/stat.h>
 
-int rec_time_of(struct rec_time *t, const char *path, const struct rec_header *h)
+int rec_time_of(struct rec_time *t, int dir, const char *name, const struct rec_header *h)
 {
     *t = (struct rec_time){h->start, h->end, h->ns_per_tick};
     if (h->flags & REC_F_COMPLETE)
         return 0;
     char why[256];
     struct rec_reader scan;
-    if (rec_reader_open(&scan, path, why, sizeof(why)) < 0)
+    if (rec_reader_open(&scan, dir, name, why, sizeof(why)) < 0)
         return -1;
     while (rec_reader_next(&scan))
         ;
@@ -36,17 +36,17 @@ int call_reader_init(struct call_reader *cr, const struct rec_time *time,
     return addr_map_init(&cr->threads, 64);
 }
 
-int call_reader_open(struct call_reader *cr, const char *path, const struct call_reader_ops *ops,
-                     void *ctx, char *why, size_t whylen)
+int call_reader_open(struct call_reader *cr, int dir, const char *name,
+                     const struct call_reader_ops *ops, void *ctx, char *why, size_t whylen)
 {
     struct rec_reader file;
-    if (rec_reader_open(&file, path, why, whylen) < 0) {
+    if (rec_reader_open(&file, dir, name, why, whylen) < 0) {
         memset(cr, 0, sizeof(*cr));
         cr->file.fd = -1;
         return -1;
     }
     struct rec_time time;
-    rec_time_of(&time, path, &file.header); /* unreadable now: the header's anchors */
+    rec_time_of(&time, dir, name, &file.header); /* unreadable now: the header's anchors */
     if (call_reader_init(cr, &time, ops, ctx) < 0) {
         snprintf(why, whylen, "out of memory");
         rec_reader_close(&file);

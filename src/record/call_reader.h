@@ -116,14 +116,16 @@ struct call_reader {
     const char *progress_what;
 };
 
-/* The time base of the record at path whose header is h. Returns -1 when the record cannot be
- * read again (the header's anchors are used then). */
-int rec_time_of(struct rec_time *t, const char *path, const struct rec_header *h);
+/* The time base of the record name in the directory dir (AT_FDCWD: name is a path) whose
+ * header is h. Returns -1 when the record cannot be read again (the header's anchors are used
+ * then). */
+int rec_time_of(struct rec_time *t, int dir, const char *name, const struct rec_header *h);
 int64_t rec_time_ns(const struct rec_time *t, uint64_t ticks);
 
-/* Opens the record at path for call_reader_run. Returns 0, or -1 with why filled. */
-int call_reader_open(struct call_reader *cr, const char *path, const struct call_reader_ops *ops,
-                     void *ctx, char *why, size_t whylen);
+/* Opens the record name in the directory dir (AT_FDCWD: name is a path) for call_reader_run.
+ * Returns 0, or -1 with why filled. */
+int call_reader_open(struct call_reader *cr, int dir, const char *name,
+                     const struct call_reader_ops *ops, void *ctx, char *why, size_t whylen);
 /* Reads the record to its end and hands over every call. Returns 0, -1 when out of memory, or
  * a callback's non-zero value. */
 int call_reader_run(struct call_reader *cr);

@@ -11,10 +11,10 @@
 
 #define READ_BUFFER (1 << 20)
 
-int rec_reader_open(struct rec_reader *r, const char *path, char *why, size_t whylen)
+int rec_reader_open(struct rec_reader *r, int dir, const char *name, char *why, size_t whylen)
 {
     memset(r, 0, sizeof(*r));
-    r->fd = open(path, O_RDONLY | O_CLOEXEC);
+    r->fd = openat(dir, name, O_RDONLY | O_CLOEXEC);
     if (r->fd < 0) {
         snprintf(why, whylen, "%s", strerror(errno));
         return -1;

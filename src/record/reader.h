@@ -31,8 +31,9 @@ struct rec_reader {
     } calls;
 };
 
-/* Returns 0, or -1 with why filled (not a record, unreadable). */
-int rec_reader_open(struct rec_reader *r, const char *path, char *why, size_t whylen);
+/* Opens the record name in the directory dir (AT_FDCWD: name is a path). Returns 0, or -1
+ * with why filled (not a record, unreadable). */
+int rec_reader_open(struct rec_reader *r, int dir, const char *name, char *why, size_t whylen);
 /* The next record, valid until the next call; NULL at the end or on damage. Packed entries
  * and exits (REC_CALLS) come out one by one as REC_ENTER and REC_EXIT. */
 const struct rec_hdr *rec_reader_next(struct rec_reader *r);

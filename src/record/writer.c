@@ -32,11 +32,12 @@ static struct rec_hdr hdr(enum rec_type type, size_t size, pid_t tid, unsigned f
     return (struct rec_hdr){(uint8_t)type, (uint8_t)flags, (uint16_t)size, (uint32_t)tid};
 }
 
-int recorder_open(struct recorder *rec, const char *path, const struct clock_calibration *clock)
+int recorder_open(struct recorder *rec, int dir, const char *name, mode_t mode,
+                  const struct clock_calibration *clock)
 {
     memset(rec, 0, sizeof(*rec));
     rec->clock = clock;
-    int rc = outbuf_open(&rec->out, path, RECORD_BUFFER);
+    int rc = outbuf_open(&rec->out, dir, name, mode, RECORD_BUFFER);
     if (rc < 0)
         return rc;
     struct rec_header header = {0};

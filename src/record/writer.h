@@ -40,7 +40,9 @@ struct recorder {
     } packed;
 };
 
-int recorder_open(struct recorder *rec, const char *path, const struct clock_calibration *clock);
+/* Creates the record name in the directory dir (outbuf_open). 0 or -errno. */
+int recorder_open(struct recorder *rec, int dir, const char *name, mode_t mode,
+                  const struct clock_calibration *clock);
 void rec_image(struct recorder *rec, uint32_t id, pid_t pid, uint64_t bias, const char *path);
 void rec_func(struct recorder *rec, uint32_t id, uint32_t image, uint64_t addr, uint64_t size,
               const char *name);

@@ -9,14 +9,14 @@
 #include <unistd.h>
 #include <zlib.h>
 
-int outbuf_open(struct outbuf *out, const char *path, size_t cap)
+int outbuf_open(struct outbuf *out, int dir, const char *name, mode_t mode, size_t cap)
 {
     memset(out, 0, sizeof(*out));
     out->data = malloc(cap);
     if (!out->data)
         return -ENOMEM;
     out->cap = cap;
-    out->fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    out->fd = openat(dir, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
     if (out->fd < 0) {
         int e = errno;
         free(out->data);
@@ -32,9 +32,9 @@ int outbuf_open(struct outbuf *out, const char *path, size_t cap)
 #define GZIP_WINDOW (15 + 16) /* 15-bit window, +16 asks zlib for a gzip header and trailer */
 #define GZIP_CHUNK (256 * 1024)
 
-int outbuf_open_gzip(struct outbuf *out, const char *path, size_t cap)
+int outbuf_open_gzip(struct outbuf *out, int dir, const char *name, mode_t mode, size_t cap)
 {
-    int rc = outbuf_open(out, path, cap);
+    int rc = outbuf_open(out, dir, name, mode, cap);
     if (rc < 0)
         return rc;
     out->gzip = calloc(1, sizeof(*out->gzip));
@@ -46,7 +46,7 @@ int outbuf_open_gzip(struct outbuf *out, const char *path, size_t cap)
         out->gzip = NULL; /* nothing to end in outbuf_close */
         out->error = ENOMEM;
         outbuf_close(out);
-        unlink(path);
+        unlinkat(dir, name, 0);
         return -ENOMEM;
     }
     return 0;

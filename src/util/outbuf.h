@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/types.h>
 
 struct z_stream_s;
 
@@ -22,10 +23,12 @@ struct outbuf {
     uint64_t dropped; /* where the pages to drop from the page cache start */
 };
 
-int outbuf_open(struct outbuf *out, const char *path, size_t cap);
+/* Creates the new file name in the directory dir (AT_FDCWD: name is a path), never an
+ * existing one and never through a link. Returns 0 or -errno. */
+int outbuf_open(struct outbuf *out, int dir, const char *name, mode_t mode, size_t cap);
 /* The same, but what is written is stored gzip-compressed (a .gz file that gunzip and Perfetto
  * read). `written` then counts compressed bytes. */
-int outbuf_open_gzip(struct outbuf *out, const char *path, size_t cap);
+int outbuf_open_gzip(struct outbuf *out, int dir, const char *name, mode_t mode, size_t cap);
 int outbuf_flush(struct outbuf *out);
 /* What outbuf_write does when the bytes do not fit in the buffer (or after an error). */
 void outbuf_write_slow(struct outbuf *out, const void *data, size_t len);

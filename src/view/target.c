@@ -161,7 +161,12 @@ static int export_first(const char *run, struct run_info *r)
     struct progress progress;
     progress_init(&progress, false);
     struct trace_file_options trace = {.format = TRACE_AUTO, .progress = &progress};
-    if (trace_export(run, &trace, &stats) < 0)
+    struct run_dir dir;
+    if (run_dir_open(run, &dir) < 0)
+        return -1;
+    int rc = trace_export(&dir, &trace, &stats);
+    run_dir_close(&dir);
+    if (rc < 0)
         return -1;
 
     if (stats.record_damaged)
@@ -174,13 +179,11 @@ static int export_first(const char *run, struct run_info *r)
 /* A window of the run: written from its record to RUN/window/, which is served instead. */
 static int window_of_run(struct view_target *t, const char *run, const struct view_options *o)
 {
-    char dir[PATH_MAX];
-    if (run_path(dir, sizeof(dir), run, "window") < 0) {
-        err_msg("view: %s: path too long", run);
+    struct run_dir rd, window;
+    if (run_dir_open(run, &rd) < 0)
         return -1;
-    }
-    if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
-        err_msg("view: cannot create %s: %s", dir, strerror(errno));
+    if (run_dir_sub(&rd, "window", &window) < 0) {
+        run_dir_close(&rd);
         return -1;
     }
     struct progress progress;
@@ -189,17 +192,20 @@ static int window_of_run(struct view_target *t, const char *run, const struct vi
     struct trace_file_options trace = {.format =
                                            o->format == TRACE_AUTO ? TRACE_PERFETTO : o->format,
                                        .window = o->window,
-                                       .out_dir = dir,
+                                       .out = &window,
                                        .progress = &progress};
     struct trace_stats stats;
-    if (trace_export(run, &trace, &stats) < 0)
+    int rc = trace_export(&rd, &trace, &stats);
+    run_dir_close(&rd);
+    run_dir_close(&window);
+    if (rc < 0)
         return -1;
     fprintf(stderr, "calltrace: %llu calls of the window in %s/%s\n",
-            (unsigned long long)stats.calls, dir, stats.files);
+            (unsigned long long)stats.calls, window.path, stats.files);
     struct run_info r;
-    inspect_run(dir, &r);
+    inspect_run(window.path, &r);
     if (r.kind != RUN_WITH_TRACE) {
-        err_msg("view: %s: no trace was written", dir);
+        err_msg("view: %s: no trace was written", window.path);
         return -1;
     }
     return single_file(t, r.trace);

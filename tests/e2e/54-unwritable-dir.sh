@@ -39,8 +39,12 @@ grep -q "^calltrace: cannot create $CT_DIR/trace.json.tmp: Permission denied" "$
 grep -qx 'count work 600' "$CT_OUT" || fail "the program did not finish its calls: $(cat "$CT_OUT")"
 
 prog_out=$CT_OUT
-chmod 0755 "$CT_DIR"
-ct_raw export "$W/run"
+chmod 0700 "$CT_DIR"
+# by its owner: calltrace writes into no one else's run directory
+_next_files
+CT_OUT=$_OUT CT_ERR=$_ERR
+timeout -k 5 "$CT_TIMEOUT" "${as_user[@]}" "$CALLTRACE" export "$W/run" </dev/null >"$CT_OUT" 2>"$CT_ERR"
+CT_RC=$?
 CT_DIR=$W/run CT_TRACE=$W/run/trace.json
 expect_rc 0 "export once the directory is writable again"
 expect_trace

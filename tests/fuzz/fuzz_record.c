@@ -158,11 +158,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     write_file(record, data, size);
     unlink(json);
     struct trace_stats stats = {0};
-    if (trace_json_write(record, json, NULL, &stats) == 0)
+    struct trace_io io = {AT_FDCWD, record, record, AT_FDCWD, json, json, 0644};
+    if (trace_json_write(&io, NULL, &stats) == 0)
         check_trace();
     unlink(pftrace);
     stats = (struct trace_stats){0};
-    if (trace_pftrace_write(record, pftrace, NULL, &stats) == 0)
+    io.out_name = io.out_path = pftrace;
+    if (trace_pftrace_write(&io, NULL, &stats) == 0)
         check_pftrace();
     check_profile();
     return 0;

@@ -93,8 +93,9 @@ static struct drain_harness *harness_new(void)
         abort();
     snprintf(path, sizeof(path), "%s/r.ctr", dir);
     int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
-    if (null < 0 || recorder_open(&h->rec, path, &h->clock) < 0 || dup2(null, h->rec.out.fd) < 0 ||
-        unlink(path) < 0 || rmdir(dir) < 0 || addr_map_init(&h->engine.spaces, 4) < 0)
+    if (null < 0 || recorder_open(&h->rec, AT_FDCWD, path, 0644, &h->clock) < 0 ||
+        dup2(null, h->rec.out.fd) < 0 || unlink(path) < 0 || rmdir(dir) < 0 ||
+        addr_map_init(&h->engine.spaces, 4) < 0)
         abort();
     close(null);
     h->s.rec = &h->rec;

@@ -104,7 +104,7 @@ static void expect_thread(struct recorder *rec, uint32_t pid, uint32_t tid, uint
 static void write_calls(const char *path, struct clock_calibration *clock)
 {
     struct recorder rec;
-    CHECK(recorder_open(&rec, path, clock) == 0);
+    CHECK(recorder_open(&rec, AT_FDCWD, path, 0644, clock) == 0);
     uint64_t t = 1u << 30;
     uint32_t seed = 1;
     for (int i = 0; i < 60000; i++) {
@@ -142,7 +142,7 @@ static void write_calls(const char *path, struct clock_calibration *clock)
 static size_t read_back(const char *path, struct rec_reader *r)
 {
     char why[256];
-    CHECK(rec_reader_open(r, path, why, sizeof(why)) == 0);
+    CHECK(rec_reader_open(r, AT_FDCWD, path, why, sizeof(why)) == 0);
     size_t i = 0;
     bool same = true;
     for (const struct rec_hdr *h; same && (h = rec_reader_next(r));) {

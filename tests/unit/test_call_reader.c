@@ -217,7 +217,7 @@ static void read_record(const char *path, struct seen *s)
     struct call_reader cr;
     char why[256];
     *s = (struct seen){0};
-    CHECK(call_reader_open(&cr, path, &ops, s, why, sizeof(why)) == 0);
+    CHECK(call_reader_open(&cr, AT_FDCWD, path, &ops, s, why, sizeof(why)) == 0);
     CHECK(call_reader_run(&cr) == 0);
     CHECK_EQ_U64(cr.damaged, 0);
     call_reader_close(&cr);
@@ -238,7 +238,7 @@ static void test_time_base(const char *dir)
     check_call(&s, 0, 0, 100, 400, 1200, 0);
     struct rec_time t;
     struct rec_header h = {.flags = 0, .start = {0, 0}, .ns_per_tick = 2};
-    CHECK(rec_time_of(&t, "/nonexistent/events.ctr", &h) < 0);
+    CHECK(rec_time_of(&t, AT_FDCWD, "/nonexistent/events.ctr", &h) < 0);
     CHECK_EQ_U64(rec_time_ns(&t, 10), 20); /* unreadable: the nominal rate */
 }
 

@@ -1,5 +1,6 @@
 /* outbuf's number writers (two digits at a time, in place) against printf, at every length and
  * sign, and across a buffer boundary. */
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,7 +37,7 @@ static void test_against_printf(void)
     close(fd);
     unlink(path);
     struct outbuf out;
-    CHECK(outbuf_open(&out, path, 64) == 0); /* small: numbers cross its end */
+    CHECK(outbuf_open(&out, AT_FDCWD, path, 0644, 64) == 0); /* small: numbers cross its end */
     char *expected = NULL;
     size_t expected_len = 0;
     FILE *want = open_memstream(&expected, &expected_len);

@@ -2,6 +2,7 @@
  * mutual recursion, calls hanging from their nearest kept ancestor when a filter hides their
  * caller, the depth limit, inherited frames, the thread filter. Times are whole microseconds on
  * the non-TSC clock (ticks are nanoseconds), so every expected number is exact. */
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -39,7 +40,7 @@ static void write_sample(const char *path)
 {
     struct clock_calibration clock = {.use_tsc = false, .start = {0, 0}, .ns_per_tick = 1};
     struct script s;
-    CHECK(recorder_open(&s.rec, path, &clock) == 0);
+    CHECK(recorder_open(&s.rec, AT_FDCWD, path, 0644, &clock) == 0);
     rec_image(&s.rec, 0, 100, 0, "/bin/prog");
     for (uint32_t f = 0; f < NFUNCS; f++)
         rec_func(&s.rec, f, 0, 0x1000 + f * 16, 16, names[f]);
@@ -170,7 +171,7 @@ static void test_inherited(const char *dir)
     snprintf(path, sizeof(path), "%s/inherited.ctr", dir);
     struct clock_calibration clock = {.use_tsc = false, .start = {0, 0}, .ns_per_tick = 1};
     struct recorder rec;
-    CHECK(recorder_open(&rec, path, &clock) == 0);
+    CHECK(recorder_open(&rec, AT_FDCWD, path, 0644, &clock) == 0);
     rec_image(&rec, 0, 100, 0, "/bin/prog");
     rec_func(&rec, 0, 0, 0x1000, 16, "main");
     rec_func(&rec, 1, 0, 0x1010, 16, "child_work");

@@ -53,7 +53,7 @@ static double num(cJSON *e, const char *key)
 static void write_sample(const char *record, struct clock_calibration *clock)
 {
     struct recorder rec;
-    CHECK(recorder_open(&rec, record, clock) == 0);
+    CHECK(recorder_open(&rec, AT_FDCWD, record, 0644, clock) == 0);
     uint64_t t = clock->start.ticks;
     uint64_t us = (uint64_t)(1000.0 / clock->ns_per_tick); /* ticks per microsecond */
     rec_image(&rec, 0, 100, 0, "/bin/prog");
@@ -89,7 +89,10 @@ static void test_roundtrip(const char *dir)
     write_sample(record, &clock);
     struct trace_stats stats;
     struct trace_file_options json_only = {.format = TRACE_JSON};
-    CHECK(trace_export(dir, &json_only, &stats) == 0);
+    struct run_dir run;
+    CHECK(run_dir_open(dir, &run) == 0);
+    CHECK(trace_export(&run, &json_only, &stats) == 0);
+    run_dir_close(&run);
     CHECK_EQ_U64(stats.calls, 4);
     CHECK_EQ_U64(stats.unfinished, 1);
     CHECK_EQ_U64(stats.processes, 3);
@@ -133,7 +136,10 @@ static void test_truncated_record_still_gives_valid_json(const char *dir)
     CHECK(truncate(record, st.st_size - 30) == 0);
     struct trace_stats stats;
     struct trace_file_options json_only = {.format = TRACE_JSON};
-    CHECK(trace_export(dir, &json_only, &stats) == 0);
+    struct run_dir run;
+    CHECK(run_dir_open(dir, &run) == 0);
+    CHECK(trace_export(&run, &json_only, &stats) == 0);
+    run_dir_close(&run);
     CHECK(stats.record_damaged != 0);
     char *text = slurp(json);
     cJSON *root = text ? cJSON_Parse(text) : NULL;

@@ -5,6 +5,7 @@
  * a program: nested calls and returns on one stack (the fast path's), and what it gives to the
  * general path: tail calls, longjmp, a call on another stack, an event of no traced function,
  * equal time stamps, and rings that wrap. */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,7 +42,7 @@ static void harness_open(struct harness *h, const char *path, bool general_only)
 {
     memset(h, 0, sizeof(*h));
     h->clock = (struct clock_calibration){.use_tsc = false, .ns_per_tick = 1};
-    CHECK(recorder_open(&h->rec, path, &h->clock) == 0);
+    CHECK(recorder_open(&h->rec, AT_FDCWD, path, 0644, &h->clock) == 0);
     CHECK(addr_map_init(&h->engine.spaces, 4) == 0);
     h->engine.ring_size = RING_SIZE;
     h->engine.general_drain_only = general_only;
@@ -180,8 +181,8 @@ static bool same_records(const char *a, const char *b, size_t *n)
 {
     struct rec_reader ra, rb;
     char why[256];
-    CHECK(rec_reader_open(&ra, a, why, sizeof(why)) == 0);
-    CHECK(rec_reader_open(&rb, b, why, sizeof(why)) == 0);
+    CHECK(rec_reader_open(&ra, AT_FDCWD, a, why, sizeof(why)) == 0);
+    CHECK(rec_reader_open(&rb, AT_FDCWD, b, why, sizeof(why)) == 0);
     bool same = true;
     for (*n = 0; same; ++*n) {
         const struct rec_hdr *ha = rec_reader_next(&ra), *hb = rec_reader_next(&rb);

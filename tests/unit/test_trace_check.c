@@ -1,5 +1,6 @@
 /* The viewer's "is this a whole trace?" check, on plain and gzip files (the gzip ones written
  * through the gzip output buffer that -z uses). */
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -15,7 +16,8 @@ static void write_file(const char *path, const char *text, size_t len, int gzip)
 {
     struct outbuf out;
     unlink(path);
-    CHECK((gzip ? outbuf_open_gzip(&out, path, 16) : outbuf_open(&out, path, 16)) == 0);
+    CHECK((gzip ? outbuf_open_gzip(&out, AT_FDCWD, path, 0644, 16)
+                : outbuf_open(&out, AT_FDCWD, path, 0644, 16)) == 0);
     outbuf_write(&out, text, len); /* a small buffer: many flushes through deflate */
     CHECK(outbuf_close(&out) == 0);
 }

@@ -25,6 +25,13 @@ static int grow_stats(struct profile *p, size_t nsyms)
     p->kept = kept;
     memset(stats + p->nstats, 0, (cap - p->nstats) * sizeof(*stats));
     memset(kept + p->nstats, 0, cap - p->nstats);
+    if (p->wants & PROFILE_HISTS) {
+        struct latency_hist **hists = reallocarray(p->hists, cap, sizeof(*hists));
+        if (!hists)
+            return -1;
+        p->hists = hists;
+        memset(hists + p->nstats, 0, (cap - p->nstats) * sizeof(*hists));
+    }
     p->nstats = cap;
     return 0;
 }
@@ -70,6 +77,22 @@ static bool frame_kept(struct profile *p, const struct call_thread *t, uint32_t 
 #define FRAME_KEPT 0x80000000u
 #define FRAME_ANCESTOR(user) ((user) & ~FRAME_KEPT)
 
+/* frame->node: the call tree's node of this call when it is kept, else that of its nearest
+ * kept caller (CALL_TREE_NONE: none), which its self time goes to. */
+static int tree_enter(struct profile *p, struct call_thread *t, struct call_frame *f)
+{
+    uint32_t above = t->depth > 1 ? f[-1].node : CALL_TREE_NONE;
+    if (!(f->user & FRAME_KEPT)) {
+        f->node = above;
+        return 0;
+    }
+    if (above == CALL_TREE_NONE)
+        above = p->wants & PROFILE_TREE_THREADS ? call_tree_thread(&p->tree, t->pid, t->tid)
+                                                : CALL_TREE_ROOT;
+    f->node = above == CALL_TREE_NONE ? above : call_tree_child(&p->tree, above, f->sym);
+    return f->node == CALL_TREE_NONE ? -1 : 0;
+}
+
 static int on_enter(void *ctx, struct replay *r, struct call_thread *t, struct call_frame *f)
 {
     struct profile *p = ctx;
@@ -81,7 +104,7 @@ static int on_enter(void *ctx, struct replay *r, struct call_thread *t, struct c
         f->user = (f->sym + 1) | FRAME_KEPT;
     else
         f->user = t->depth > 1 ? FRAME_ANCESTOR(f[-1].user) : 0;
-    return 0;
+    return p->wants & PROFILE_TREE ? tree_enter(p, t, f) : 0;
 }
 
 static int add_edge(struct profile *p, uint32_t caller, uint32_t callee)
@@ -101,18 +124,44 @@ static int add_edge(struct profile *p, uint32_t caller, uint32_t callee)
     return 0;
 }
 
+/* A kept call's time goes to its node; a hidden call's self time to its nearest kept caller's,
+ * so that a subtree's self times add up to its calls' total. */
+static void tree_exit(struct profile *p, const struct call_done *c)
+{
+    const struct call_frame *f = c->frame;
+    if (f->node == CALL_TREE_NONE || (c->flags & EXIT_INHERITED))
+        return;
+    struct call_tree_node *n = &p->tree.nodes[f->node];
+    n->self_ns = call_ns_add(n->self_ns, c->self_ns);
+    if (f->user & FRAME_KEPT) {
+        n->calls++;
+        n->total_ns = call_ns_add(n->total_ns, c->total_ns);
+    }
+}
+
+static int add_duration(struct profile *p, uint32_t sym, int64_t ns)
+{
+    if (!p->hists[sym] && !(p->hists[sym] = calloc(1, sizeof(struct latency_hist))))
+        return -1;
+    return latency_add(p->hists[sym], ns);
+}
+
 static int on_exit_call(void *ctx, struct replay *r, const struct call_done *c)
 {
     struct profile *p = ctx;
     const struct call_frame *f = c->frame;
     (void)r;
+    if (p->wants & PROFILE_TREE)
+        tree_exit(p, c);
     if (!(f->user & FRAME_KEPT))
         return 0; /* hidden by a filter */
     uint32_t above = c->parent ? FRAME_ANCESTOR(c->parent->user) : 0;
-    if (p->want_edges && above && add_edge(p, above - 1, f->sym) < 0)
+    if ((p->wants & PROFILE_EDGES) && above && add_edge(p, above - 1, f->sym) < 0)
         return -1;
     if (c->flags & EXIT_INHERITED)
         return 0; /* the parent's call, already counted in the parent */
+    if ((p->wants & PROFILE_HISTS) && add_duration(p, f->sym, c->total_ns) < 0)
+        return -1;
     struct func_stats *s = &p->stats[f->sym];
     if (!s->calls || c->total_ns < s->min_ns)
         s->min_ns = c->total_ns;
@@ -128,16 +177,17 @@ static int on_exit_call(void *ctx, struct replay *r, const struct call_done *c)
 }
 
 int profile_build(struct profile *p, const char *record_path, const struct profile_filter *filter,
-                  bool want_edges)
+                  unsigned wants)
 {
     static const struct profile_filter all;
     memset(p, 0, sizeof(*p));
     p->replay.calls.file.fd = -1;
     p->filter = filter ? filter : &all;
-    p->want_edges = want_edges;
+    p->wants = wants;
     p->include_hits = calloc(p->filter->ninclude + 1, sizeof(uint64_t));
     p->exclude_hits = calloc(p->filter->nexclude + 1, sizeof(uint64_t));
-    if (!p->include_hits || !p->exclude_hits || addr_map_init(&p->edges, 256) < 0) {
+    if (!p->include_hits || !p->exclude_hits || addr_map_init(&p->edges, 256) < 0 ||
+        ((wants & PROFILE_TREE) && call_tree_init(&p->tree) < 0)) {
         err_msg("out of memory");
         return -1;
     }
@@ -155,6 +205,13 @@ void profile_free(struct profile *p)
     free(slot->value);
     addr_map_free(&p->edges);
     replay_close(&p->replay);
+    for (size_t s = 0; p->hists && s < p->nstats; s++) {
+        if (p->hists[s])
+            latency_free(p->hists[s]);
+        free(p->hists[s]);
+    }
+    free(p->hists);
+    call_tree_free(&p->tree);
     free(p->stats);
     free(p->kept);
     free(p->include_hits);

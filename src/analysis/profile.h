@@ -6,13 +6,17 @@
  *     never counted twice;
  *   - self time is a call's time minus its direct children's;
  *   - when a filter hides a function, its callees hang from their nearest kept ancestor;
- *   - a forked child's copies of its parent's open calls are not calls of the child. */
+ *   - a forked child's copies of its parent's open calls are not calls of the child (in the
+ *     call tree they are the stack the child's calls are made from, with no time of their
+ *     own). */
 #ifndef CALLTRACE_ANALYSIS_PROFILE_H
 #define CALLTRACE_ANALYSIS_PROFILE_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "analysis/call_tree.h"
+#include "analysis/latency.h"
 #include "analysis/replay.h"
 
 struct profile_filter {
@@ -40,12 +44,20 @@ struct profile_edge {
     uint64_t calls;
 };
 
+/* What profile_build gathers beyond the per-function totals. */
+#define PROFILE_EDGES 1u        /* caller -> callee pairs (graph) */
+#define PROFILE_HISTS 2u        /* each function's distribution of durations (percentiles) */
+#define PROFILE_TREE 4u         /* the calling-context tree (flame, diff --tree) */
+#define PROFILE_TREE_THREADS 8u /* ... with a node per thread above its outermost calls */
+
 struct profile {
     struct replay replay;
     const struct profile_filter *filter;
-    bool want_edges;
-    struct func_stats *stats; /* by symbol */
-    uint8_t *kept;            /* by symbol: 0 not decided yet, 1 kept, 2 hidden */
+    unsigned wants;              /* PROFILE_* */
+    struct func_stats *stats;    /* by symbol */
+    struct latency_hist **hists; /* by symbol, with PROFILE_HISTS: NULL until its first call */
+    struct call_tree tree;       /* with PROFILE_TREE */
+    uint8_t *kept;               /* by symbol: 0 not decided yet, 1 kept, 2 hidden */
     size_t nstats;
     struct addr_map edges;  /* caller << 32 | callee -> struct profile_edge */
     uint64_t *include_hits; /* by include glob: kept symbols it matched */
@@ -53,9 +65,10 @@ struct profile {
     bool saw_tid;
 };
 
-/* Replays record_path into p. Returns 0, or -1 after printing one error line. */
+/* Replays record_path into p, gathering what wants (PROFILE_*) asks for. Returns 0, or -1
+ * after printing one error line. */
 int profile_build(struct profile *p, const char *record_path, const struct profile_filter *filter,
-                  bool want_edges);
+                  unsigned wants);
 void profile_free(struct profile *p);
 
 /* Prints a warning for each glob that matched no function with calls, listing some that exist. */

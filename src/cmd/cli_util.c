@@ -55,6 +55,55 @@ int cli_missing_tid(const struct replay *r, const char *run, uint32_t tid)
     return -1;
 }
 
+static int add_glob(const char ***globs, size_t *n, const char *glob)
+{
+    const char **g = reallocarray(*globs, *n + 1, sizeof(*g));
+    if (!g) {
+        err_msg("out of memory");
+        return -1;
+    }
+    g[(*n)++] = glob;
+    *globs = g;
+    return 0;
+}
+
+int cli_filter_option(struct profile_filter *f, int c, const char *arg)
+{
+    long long n;
+    switch (c) {
+    case 'F':
+        return add_glob(&f->include, &f->ninclude, arg) < 0 ? -1 : 1;
+    case 'N':
+        return add_glob(&f->exclude, &f->nexclude, arg) < 0 ? -1 : 1;
+    case 'D':
+        if (cli_number("--depth", arg, 1, UINT32_MAX, &n) < 0)
+            return -1;
+        f->max_depth = (uint32_t)n;
+        return 1;
+    case 't':
+        if (cli_number("--tid", arg, 1, UINT32_MAX, &n) < 0)
+            return -1;
+        f->tid = (uint32_t)n;
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+void cli_filter_free(struct profile_filter *f)
+{
+    free(f->include);
+    free(f->exclude);
+    f->include = f->exclude = NULL;
+    f->ninclude = f->nexclude = 0;
+}
+
+void cli_put_name(FILE *out, const char *name)
+{
+    for (const unsigned char *s = (const unsigned char *)name; *s; s++)
+        putc(*s < 0x20 || *s == 0x7f ? '?' : *s, out);
+}
+
 /* VmHWM: the peak resident set, which is what "memory independent of the run" is about. */
 static long peak_rss_kib(void)
 {

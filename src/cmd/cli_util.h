@@ -3,7 +3,9 @@
 #define CALLTRACE_CMD_CLI_UTIL_H
 
 #include <stdint.h>
+#include <stdio.h>
 
+#include "analysis/profile.h"
 #include "analysis/replay.h"
 
 /* strtonum with the option's name in the message. Returns 0, or -1 after one error line. */
@@ -12,6 +14,28 @@ int cli_number(const char *opt, const char *value, long long min, long long max,
 int cli_bad_option(char **argv, int c, const char *cmd);
 /* --tid of a thread that made no call: says which threads did. Returns -1. */
 int cli_missing_tid(const struct replay *r, const char *run, uint32_t tid);
+
+/* The filters of the subcommands that read a run: -F GLOB, -N GLOB (repeatable), -D N, -t TID.
+ * Returns 1 when c was one of them (taken into f), 0 when not, -1 after one error line. */
+int cli_filter_option(struct profile_filter *f, int c, const char *arg);
+void cli_filter_free(struct profile_filter *f);
+#define CLI_FILTER_OPTS "F:N:D:t:"
+#define CLI_FILTER_LONG_OPTIONS                                                                    \
+    {"include", required_argument, NULL, 'F'}, {"exclude", required_argument, NULL, 'N'},          \
+        {"depth", required_argument, NULL, 'D'},                                                   \
+    {                                                                                              \
+        "tid", required_argument, NULL, 't'                                                        \
+    }
+#define CLI_FILTER_HELP                                                                            \
+    "  -F, --include GLOB  only functions whose name matches GLOB (repeatable)\n"                  \
+    "  -N, --exclude GLOB  leave out functions whose name matches GLOB (repeatable)\n"             \
+    "  -D, --depth N       only calls at most N deep (1: the outermost calls)\n"                   \
+    "  -t, --tid TID       only the calls of thread TID\n"
+
+/* A name taken from the traced program (a function's, a source file's), printed in text
+ * output: its control bytes shown as '?', so that it cannot break a line or a terminal. The one
+ * place where text writers print such names. */
+void cli_put_name(FILE *out, const char *name);
 
 /* With CALLTRACE_STATS set: events read, their rate and the peak RSS, on stderr. */
 void cli_print_stats(const char *cmd, uint64_t events, uint64_t start_ns);

@@ -55,12 +55,10 @@ static void usage(FILE *f)
           "an edge per caller and callee with the number of calls.\n"
           "\n"
           "  -o, --output FILE   write to FILE (default: standard output); FILE.svg, .png and\n"
-          "                      .pdf are rendered with Graphviz's dot, anything else is DOT\n"
-          "  -F, --include GLOB  only functions whose name matches GLOB (repeatable)\n"
-          "  -N, --exclude GLOB  leave out functions whose name matches GLOB (repeatable)\n"
-          "  -D, --depth N       only calls at most N deep (1: the outermost calls)\n"
-          "  -t, --tid TID       only the calls of thread TID\n"
-          "  -g, --group BY      cluster nodes by: file (source file, from debug info), image\n"
+          "                      .pdf are rendered with Graphviz's dot, anything else is DOT\n",
+          f);
+    fputs(CLI_FILTER_HELP, f);
+    fputs("  -g, --group BY      cluster nodes by: file (source file, from debug info), image\n"
           "                      (executable or library), none; default: file where known,\n"
           "                      else image\n"
           "  -h, --help          show this help\n"
@@ -68,18 +66,6 @@ static void usage(FILE *f)
           "A call of a left-out function is not drawn; the calls it made hang from its\n"
           "nearest drawn caller.\n",
           f);
-}
-
-static int add_glob(const char ***globs, size_t *n, const char *glob)
-{
-    const char **g = reallocarray(*globs, *n + 1, sizeof(*g));
-    if (!g) {
-        err_msg("out of memory");
-        return -1;
-    }
-    g[(*n)++] = glob;
-    *globs = g;
-    return 0;
 }
 
 static int parse_group(const char *value, enum group_by *group)
@@ -98,33 +84,24 @@ static int parse_group(const char *value, enum group_by *group)
 static int parse_args(int argc, char **argv, struct graph_cli *cli)
 {
     static const struct option longopts[] = {
-        {"output", required_argument, NULL, 'o'},  {"include", required_argument, NULL, 'F'},
-        {"exclude", required_argument, NULL, 'N'}, {"depth", required_argument, NULL, 'D'},
-        {"tid", required_argument, NULL, 't'},     {"group", required_argument, NULL, 'g'},
-        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
+        {"output", required_argument, NULL, 'o'},
+        CLI_FILTER_LONG_OPTIONS,
+        {"group", required_argument, NULL, 'g'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
-    struct profile_filter *f = &cli->filter;
     int c, rc = 0;
-    long long n;
     opterr = 0;
-    while (rc == 0 && (c = getopt_long(argc, argv, ":o:F:N:D:t:g:h", longopts, NULL)) != -1) {
+    while (rc == 0 &&
+           (c = getopt_long(argc, argv, ":o:" CLI_FILTER_OPTS "g:h", longopts, NULL)) != -1) {
+        int taken = cli_filter_option(&cli->filter, c, optarg);
+        if (taken) {
+            rc = taken < 0 ? -1 : 0;
+            continue;
+        }
         switch (c) {
         case 'o':
             cli->output = optarg;
-            break;
-        case 'F':
-            rc = add_glob(&f->include, &f->ninclude, optarg);
-            break;
-        case 'N':
-            rc = add_glob(&f->exclude, &f->nexclude, optarg);
-            break;
-        case 'D':
-            rc = cli_number("--depth", optarg, 1, UINT32_MAX, &n);
-            f->max_depth = (uint32_t)n;
-            break;
-        case 't':
-            rc = cli_number("--tid", optarg, 1, UINT32_MAX, &n);
-            f->tid = (uint32_t)n;
             break;
         case 'g':
             rc = parse_group(optarg, &cli->group);
@@ -399,7 +376,7 @@ int cmd_graph(int argc, char **argv)
     if (check_dot(cli.output, format) < 0)
         return 1;
     struct profile p;
-    int rc = profile_build(&p, record, &cli.filter, true);
+    int rc = profile_build(&p, record, &cli.filter, PROFILE_EDGES);
     if (rc == 0 && cli.filter.tid && !p.saw_tid)
         rc = cli_missing_tid(&p.replay, run, cli.filter.tid);
     struct graph_ctx g = {.cli = &cli, .p = &p};
@@ -420,7 +397,6 @@ int cmd_graph(int argc, char **argv)
     source_files_free(&g.sources);
     free(g.nodes);
     profile_free(&p);
-    free(cli.filter.include);
-    free(cli.filter.exclude);
+    cli_filter_free(&cli.filter);
     return rc == 0 ? 0 : 1;
 }

@@ -1,7 +1,9 @@
 /* calltrace report [RUN]: a line per function with its calls and times, read from the binary
- * record (never from trace.json, which can be gigabytes). */
+ * record (never from trace.json, which can be gigabytes); with --hist FUNC, the distribution
+ * of FUNC's durations instead. */
 #include <bsd/string.h>
 #include <cJSON.h>
+#include <fnmatch.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -10,6 +12,7 @@
 
 #include "analysis/profile.h"
 #include "analysis/run_select.h"
+#include "analysis/source_file.h"
 #include "cmd/cli_util.h"
 #include "record/clock.h"
 #include "cmd/commands.h"
@@ -27,8 +30,17 @@ struct report_cli {
     const char *run;
     enum sort_key sort;
     enum report_format format;
-    long long top; /* 0: all */
-    uint32_t tid;
+    long long top;    /* 0: all */
+    const char *hist; /* --hist: a function's name or a glob */
+    bool srcline;
+    struct profile_filter filter;
+};
+
+/* What the writers of a report share. */
+struct report_ctx {
+    const struct report_cli *cli;
+    struct profile *p;
+    struct source_files sources; /* --srcline */
 };
 
 /* What the sort comparator needs: qsort passes no context. */
@@ -47,12 +59,22 @@ static void usage(FILE *f)
           "\n"
           "  -s, --sort KEY       total (default), self, calls, avg, min, max or name\n"
           "  -n, --top N          only the first N lines\n"
+          "  -f, --format FORMAT  table (default), csv or json (times in ns; both also give\n"
+          "                       the 50th, 90th and 99th percentile of a call's time)\n"
+          "      --hist FUNC      the distribution of FUNC's call times instead: power-of-two\n"
+          "                       buckets (as bpftrace's hist) and p50, p90, p99, max; FUNC is\n"
+          "                       a name or a glob (one histogram per function it matches)\n"
+          "      --srcline        where each function is defined (file:line, from DWARF)\n"
+          "  -F, --include GLOB   only functions whose name matches GLOB (repeatable)\n"
+          "  -N, --exclude GLOB   leave out functions whose name matches GLOB (repeatable)\n"
+          "  -D, --depth N        only calls at most N deep (1: the outermost calls)\n"
           "  -t, --tid TID        only the calls of thread TID\n"
-          "  -f, --format FORMAT  table (default), csv or json (times in ns)\n"
           "  -h, --help           show this help\n"
           "\n"
           "A recursive function's total counts its outermost calls only; self time is a\n"
-          "call's time minus that of the calls it made.\n",
+          "call's time minus that of the calls it made (and of the left-out calls it made).\n"
+          "Percentiles are read from a histogram of 64 buckets per power of two: at most\n"
+          "1.6% above the exact value.\n",
           f);
 }
 
@@ -70,17 +92,28 @@ static int pick(const char *value, const char *const *names, size_t n, const cha
     return -1;
 }
 
+enum { OPT_HIST = 0x600, OPT_SRCLINE };
+
 static int parse_args(int argc, char **argv, struct report_cli *cli)
 {
     static const struct option longopts[] = {
-        {"sort", required_argument, NULL, 's'}, {"top", required_argument, NULL, 'n'},
-        {"tid", required_argument, NULL, 't'},  {"format", required_argument, NULL, 'f'},
-        {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0},
+        {"sort", required_argument, NULL, 's'},
+        {"top", required_argument, NULL, 'n'},
+        {"format", required_argument, NULL, 'f'},
+        {"hist", required_argument, NULL, OPT_HIST},
+        {"srcline", no_argument, NULL, OPT_SRCLINE},
+        CLI_FILTER_LONG_OPTIONS,
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
     int c, v;
-    long long n;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":s:n:t:f:h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":s:n:f:" CLI_FILTER_OPTS "h", longopts, NULL)) != -1) {
+        int taken = cli_filter_option(&cli->filter, c, optarg);
+        if (taken < 0)
+            return -1;
+        if (taken)
+            continue;
         switch (c) {
         case 's':
             if ((v = pick(optarg, sort_names, 7, "--sort key")) < 0)
@@ -96,10 +129,11 @@ static int parse_args(int argc, char **argv, struct report_cli *cli)
             if (cli_number("--top", optarg, 1, LLONG_MAX, &cli->top) < 0)
                 return -1;
             break;
-        case 't':
-            if (cli_number("--tid", optarg, 1, UINT32_MAX, &n) < 0)
-                return -1;
-            cli->tid = (uint32_t)n;
+        case OPT_HIST:
+            cli->hist = optarg;
+            break;
+        case OPT_SRCLINE:
+            cli->srcline = true;
             break;
         case 'h':
             usage(stdout);
@@ -172,22 +206,42 @@ static const char *base_name(const char *path)
     return slash ? slash + 1 : path;
 }
 
-static void print_table(const struct profile *p, const struct report_row *rows, size_t n)
+/* --srcline: where sym is defined, or false. */
+static bool srcline_of(struct report_ctx *rc, uint32_t sym, struct source_line *where)
 {
+    const struct replay *r = &rc->p->replay;
+    const struct replay_sym *s = replay_sym(r, sym);
+    return rc->cli->srcline && source_line_of(&rc->sources, s->image, replay_sym_image(r, sym),
+                                              s->link_addr, s->name, where);
+}
+
+static void print_table(struct report_ctx *rc, const struct report_row *rows, size_t n)
+{
+    const struct profile *p = rc->p;
     bool images = p->replay.nimages > 1;
     printf("%10s %12s %12s %12s %12s %12s  %s\n", "calls", "total", "self", "avg", "min", "max",
            "function");
     for (size_t i = 0; i < n; i++) {
         const struct func_stats *s = rows[i].s;
         char t[5][32];
-        printf("%10llu %12s %12s %12s %12s %12s  %s", (unsigned long long)s->calls,
+        printf("%10llu %12s %12s %12s %12s %12s  ", (unsigned long long)s->calls,
                duration_format(t[0], 32, s->total_ns), duration_format(t[1], 32, s->self_ns),
                duration_format(t[2], 32, avg_of(s)), duration_format(t[3], 32, s->min_ns),
-               duration_format(t[4], 32, s->max_ns), rows[i].name);
-        if (images)
-            printf(" [%s]", base_name(replay_sym_image(&p->replay, rows[i].sym)));
+               duration_format(t[4], 32, s->max_ns));
+        cli_put_name(stdout, rows[i].name);
+        if (images) {
+            fputs(" [", stdout);
+            cli_put_name(stdout, base_name(replay_sym_image(&p->replay, rows[i].sym)));
+            putchar(']');
+        }
         if (s->unfinished)
             printf(" (%llu unfinished)", (unsigned long long)s->unfinished);
+        struct source_line where;
+        if (srcline_of(rc, rows[i].sym, &where)) {
+            fputs(" at ", stdout);
+            cli_put_name(stdout, where.file);
+            printf(":%u", where.line);
+        }
         putchar('\n');
     }
 }
@@ -204,28 +258,68 @@ static void put_csv_field(const char *s)
     putchar('"');
 }
 
-static void print_csv(const struct profile *p, const struct report_row *rows, size_t n)
+static int64_t percentile_of(const struct profile *p, uint32_t sym, double pct)
 {
-    puts("function,image,calls,total_ns,self_ns,avg_ns,min_ns,max_ns,unfinished");
+    return p->hists && p->hists[sym] ? latency_percentile(p->hists[sym], pct) : 0;
+}
+
+static void print_csv(struct report_ctx *rc, const struct report_row *rows, size_t n)
+{
+    const struct profile *p = rc->p;
+    printf("function,image,calls,total_ns,self_ns,avg_ns,min_ns,max_ns,unfinished,p50_ns,p90_ns,"
+           "p99_ns%s\n",
+           rc->cli->srcline ? ",file,line" : "");
     for (size_t i = 0; i < n; i++) {
         const struct func_stats *s = rows[i].s;
         put_csv_field(rows[i].name);
         putchar(',');
         put_csv_field(replay_sym_image(&p->replay, rows[i].sym));
-        printf(",%llu,%lld,%lld,%lld,%lld,%lld,%llu\n", (unsigned long long)s->calls,
+        printf(",%llu,%lld,%lld,%lld,%lld,%lld,%llu,%lld,%lld,%lld", (unsigned long long)s->calls,
                (long long)s->total_ns, (long long)s->self_ns, (long long)avg_of(s),
-               (long long)s->min_ns, (long long)s->max_ns, (unsigned long long)s->unfinished);
+               (long long)s->min_ns, (long long)s->max_ns, (unsigned long long)s->unfinished,
+               (long long)percentile_of(p, rows[i].sym, 50),
+               (long long)percentile_of(p, rows[i].sym, 90),
+               (long long)percentile_of(p, rows[i].sym, 99));
+        struct source_line where;
+        if (srcline_of(rc, rows[i].sym, &where)) {
+            putchar(',');
+            put_csv_field(where.file);
+            printf(",%u", where.line);
+        } else if (rc->cli->srcline) {
+            fputs(",,", stdout);
+        }
+        putchar('\n');
     }
 }
 
-static int print_json(const struct profile *p, const char *run, const struct report_row *rows,
-                      size_t n)
+static int put_json(cJSON *root)
+{
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!text) {
+        err_msg("out of memory");
+        return -1;
+    }
+    puts(text);
+    free(text);
+    return 0;
+}
+
+static cJSON *json_head(const struct profile *p, const char *run)
 {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "run", run);
     cJSON_AddNumberToObject(root, "events", (double)p->replay.events);
     cJSON_AddBoolToObject(root, "complete", p->replay.complete && !p->replay.damaged);
     cJSON_AddNumberToObject(root, "dropped_calls", (double)p->replay.dropped);
+    return root;
+}
+
+static int print_json(struct report_ctx *rc, const char *run, const struct report_row *rows,
+                      size_t n)
+{
+    const struct profile *p = rc->p;
+    cJSON *root = json_head(p, run);
     cJSON *funcs = cJSON_AddArrayToObject(root, "functions");
     for (size_t i = 0; funcs && i < n; i++) {
         const struct func_stats *s = rows[i].s;
@@ -240,46 +334,188 @@ static int print_json(const struct profile *p, const char *run, const struct rep
         cJSON_AddNumberToObject(o, "min_ns", (double)s->min_ns);
         cJSON_AddNumberToObject(o, "max_ns", (double)s->max_ns);
         cJSON_AddNumberToObject(o, "unfinished", (double)s->unfinished);
+        cJSON_AddNumberToObject(o, "p50_ns", (double)percentile_of(p, rows[i].sym, 50));
+        cJSON_AddNumberToObject(o, "p90_ns", (double)percentile_of(p, rows[i].sym, 90));
+        cJSON_AddNumberToObject(o, "p99_ns", (double)percentile_of(p, rows[i].sym, 99));
+        struct source_line where;
+        if (srcline_of(rc, rows[i].sym, &where)) {
+            cJSON_AddStringToObject(o, "file", where.file);
+            cJSON_AddNumberToObject(o, "line", where.line);
+        }
     }
-    char *text = cJSON_Print(root);
-    cJSON_Delete(root);
-    if (!text) {
+    return put_json(root);
+}
+
+/* --hist: does sym's function answer to FUNC, by name or as a glob? */
+static bool hist_wanted(const struct report_cli *cli, const char *name)
+{
+    return strcmp(name, cli->hist) == 0 || fnmatch(cli->hist, name, 0) == 0;
+}
+
+/* bpftrace's bucket bounds: 512, 1K, 2M... (powers of 1024 named). */
+static const char *power_label(char *buf, size_t len, uint64_t v)
+{
+    static const char units[] = "KMGTPE";
+    unsigned u = 0;
+    while (v >= 1024 && !(v & 1023)) {
+        v >>= 10;
+        u++;
+    }
+    if (u)
+        snprintf(buf, len, "%llu%c", (unsigned long long)v, units[u - 1]);
+    else
+        snprintf(buf, len, "%llu", (unsigned long long)v);
+    return buf;
+}
+
+#define HIST_BAR 52
+
+static void print_hist_table(const struct replay *r, uint32_t sym, const struct latency_hist *h)
+{
+    uint64_t counts[LATENCY_LOG2_BUCKETS], most = 0;
+    unsigned first, last;
+    latency_log2_counts(h, counts, &first, &last);
+    for (unsigned k = first; k <= last; k++)
+        most = counts[k] > most ? counts[k] : most;
+    cli_put_name(stdout, replay_sym(r, sym)->name);
+    printf(": %llu calls, their durations in ns\n", (unsigned long long)h->count);
+    for (unsigned k = first; k <= last; k++) {
+        char lo[24], hi[24], label[56];
+        if (k < 2)
+            snprintf(label, sizeof(label), "[%s]", power_label(lo, sizeof(lo), k));
+        else
+            snprintf(label, sizeof(label), "[%s, %s)",
+                     power_label(lo, sizeof(lo), latency_log2_low(k)),
+                     power_label(hi, sizeof(hi), latency_log2_low(k + 1)));
+        unsigned bar = most ? (unsigned)(counts[k] * HIST_BAR / most) : 0;
+        printf("%-20s %8llu |%.*s%*s|\n", label, (unsigned long long)counts[k], (int)bar,
+               "@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@", (int)(HIST_BAR - bar), "");
+    }
+    char t[4][32];
+    printf("p50 %s  p90 %s  p99 %s  max %s\n", duration_format(t[0], 32, latency_percentile(h, 50)),
+           duration_format(t[1], 32, latency_percentile(h, 90)),
+           duration_format(t[2], 32, latency_percentile(h, 99)),
+           duration_format(t[3], 32, h->max_ns));
+}
+
+static void print_hist_csv(const struct replay *r, uint32_t sym, const struct latency_hist *h)
+{
+    uint64_t counts[LATENCY_LOG2_BUCKETS];
+    unsigned first, last;
+    latency_log2_counts(h, counts, &first, &last);
+    for (unsigned k = first; k <= last; k++) {
+        put_csv_field(replay_sym(r, sym)->name);
+        printf(",%llu,%llu,%llu\n", (unsigned long long)latency_log2_low(k),
+               (unsigned long long)latency_log2_low(k + 1), (unsigned long long)counts[k]);
+    }
+}
+
+static cJSON *hist_json(const struct replay *r, uint32_t sym, const struct latency_hist *h)
+{
+    uint64_t counts[LATENCY_LOG2_BUCKETS];
+    unsigned first, last;
+    latency_log2_counts(h, counts, &first, &last);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", replay_sym(r, sym)->name);
+    cJSON_AddStringToObject(o, "image", replay_sym_image(r, sym));
+    cJSON_AddNumberToObject(o, "calls", (double)h->count);
+    cJSON_AddNumberToObject(o, "min_ns", (double)h->min_ns);
+    cJSON_AddNumberToObject(o, "p50_ns", (double)latency_percentile(h, 50));
+    cJSON_AddNumberToObject(o, "p90_ns", (double)latency_percentile(h, 90));
+    cJSON_AddNumberToObject(o, "p99_ns", (double)latency_percentile(h, 99));
+    cJSON_AddNumberToObject(o, "max_ns", (double)h->max_ns);
+    cJSON *buckets = cJSON_AddArrayToObject(o, "buckets");
+    for (unsigned k = first; buckets && k <= last; k++) {
+        cJSON *b = cJSON_CreateObject();
+        cJSON_AddItemToArray(buckets, b);
+        cJSON_AddNumberToObject(b, "low_ns", (double)latency_log2_low(k));
+        cJSON_AddNumberToObject(b, "high_ns", (double)latency_log2_low(k + 1));
+        cJSON_AddNumberToObject(b, "count", (double)counts[k]);
+    }
+    return o;
+}
+
+/* The histograms of the functions --hist names, in the rows' order (by name). */
+static int print_hists(struct report_ctx *rc, const char *run, const struct report_row *rows,
+                       size_t n)
+{
+    const struct profile *p = rc->p;
+    const struct replay *r = &p->replay;
+    cJSON *root = rc->cli->format == FMT_JSON ? json_head(p, run) : NULL;
+    cJSON *list = root ? cJSON_AddArrayToObject(root, "histograms") : NULL;
+    size_t shown = 0;
+    if (rc->cli->format == FMT_CSV)
+        puts("function,low_ns,high_ns,count");
+    for (size_t i = 0; i < n; i++) {
+        uint32_t sym = rows[i].sym;
+        if (!hist_wanted(rc->cli, rows[i].name) || !p->hists[sym])
+            continue;
+        if (rc->cli->format == FMT_TABLE && shown)
+            putchar('\n');
+        if (rc->cli->format == FMT_TABLE)
+            print_hist_table(r, sym, p->hists[sym]);
+        if (rc->cli->format == FMT_CSV)
+            print_hist_csv(r, sym, p->hists[sym]);
+        if (list)
+            cJSON_AddItemToArray(list, hist_json(r, sym, p->hists[sym]));
+        shown++;
+    }
+    if (!shown) {
+        cJSON_Delete(root);
+        err_hint("calltrace report RUN lists the functions with calls",
+                 "--hist '%s': no function of that name made a call in %s", rc->cli->hist, run);
+        return -1;
+    }
+    return root ? put_json(root) : 0;
+}
+
+static int print_report(struct report_ctx *rc, const char *run)
+{
+    size_t n = 0;
+    struct report_row *rows = make_rows(rc->p, rc->cli->hist ? SORT_NAME : rc->cli->sort, &n);
+    if (!rows) {
         err_msg("out of memory");
         return -1;
     }
-    puts(text);
-    free(text);
-    return 0;
+    if (!rc->cli->hist && rc->cli->top && (size_t)rc->cli->top < n)
+        n = (size_t)rc->cli->top;
+    int ret = 0;
+    if (rc->cli->hist)
+        ret = print_hists(rc, run, rows, n);
+    else if (rc->cli->format == FMT_TABLE)
+        print_table(rc, rows, n);
+    else if (rc->cli->format == FMT_CSV)
+        print_csv(rc, rows, n);
+    else
+        ret = print_json(rc, run, rows, n);
+    free(rows);
+    return ret;
 }
 
 int cmd_report(int argc, char **argv)
 {
     uint64_t start_ns = clock_mono_ns();
     struct report_cli cli = {.sort = SORT_TOTAL, .format = FMT_TABLE};
-    if (parse_args(argc, argv, &cli) < 0)
+    if (parse_args(argc, argv, &cli) < 0) {
+        cli_filter_free(&cli.filter);
         return 2;
-    char run[PATH_MAX], record[PATH_MAX];
-    if (run_select(cli.run, run, sizeof(run), record, sizeof(record)) < 0)
-        return 1;
-    struct profile_filter filter = {.tid = cli.tid};
-    struct profile p;
-    int rc = profile_build(&p, record, &filter, false);
-    if (rc == 0 && cli.tid && !p.saw_tid)
-        rc = cli_missing_tid(&p.replay, run, cli.tid);
-    size_t n = 0;
-    struct report_row *rows = rc == 0 ? make_rows(&p, cli.sort, &n) : NULL;
-    if (rc == 0 && !rows) {
-        err_msg("out of memory");
-        rc = -1;
     }
-    if (cli.top && (size_t)cli.top < n)
-        n = (size_t)cli.top;
-    if (rc == 0 && cli.format == FMT_TABLE)
-        print_table(&p, rows, n);
-    else if (rc == 0 && cli.format == FMT_CSV)
-        print_csv(&p, rows, n);
-    else if (rc == 0)
-        rc = print_json(&p, run, rows, n);
+    char run[PATH_MAX], record[PATH_MAX];
+    if (run_select(cli.run, run, sizeof(run), record, sizeof(record)) < 0) {
+        cli_filter_free(&cli.filter);
+        return 1;
+    }
+    struct profile p;
+    /* percentiles in csv and json, and the histograms: the table has no room for them */
+    unsigned wants = cli.hist || cli.format != FMT_TABLE ? PROFILE_HISTS : 0;
+    int rc = profile_build(&p, record, &cli.filter, wants);
+    if (rc == 0 && cli.filter.tid && !p.saw_tid)
+        rc = cli_missing_tid(&p.replay, run, cli.filter.tid);
+    if (rc == 0)
+        profile_warn_unmatched(&p);
+    struct report_ctx ctx = {.cli = &cli, .p = &p};
+    if (rc == 0)
+        rc = print_report(&ctx, run);
     if (rc == 0)
         run_warn_damaged(run, p.replay.damaged);
     if (rc == 0)
@@ -289,7 +525,8 @@ int cmd_report(int argc, char **argv)
         rc = -1;
     }
     cli_print_stats("report", p.replay.events, start_ns);
-    free(rows);
+    source_files_free(&ctx.sources);
     profile_free(&p);
+    cli_filter_free(&cli.filter);
     return rc == 0 ? 0 : 1;
 }

@@ -34,6 +34,7 @@ struct call_frame {
     uint32_t func;  /* the record's function id */
     uint32_t sym;   /* the consumer's name for it, set by its enter callback (replay's symbol) */
     uint32_t user;  /* the consumer's own (profile: the kept ancestor; call folders: number) */
+    uint32_t node;  /* the consumer's own too (profile: its call tree's node) */
     bool recursive; /* set by the consumer that merges functions into symbols (replay) */
     int64_t start_ns;
     int64_t child_ns;              /* inclusive time of the direct children so far */

@@ -7,8 +7,9 @@ static const struct {
     const char *name;
     int (*run)(int argc, char **argv);
 } subcommands[] = {
-    {"export", cmd_export}, {"report", cmd_report}, {"graph", cmd_graph}, {"tree", cmd_tree},
-    {"merge", cmd_merge},   {"view", cmd_view},     {"calls", cmd_calls},
+    {"export", cmd_export}, {"report", cmd_report}, {"graph", cmd_graph},
+    {"tree", cmd_tree},     {"merge", cmd_merge},   {"view", cmd_view},
+    {"calls", cmd_calls},   {"diff", cmd_diff},     {"flame", cmd_flame},
 };
 
 int main(int argc, char **argv)

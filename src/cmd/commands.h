@@ -10,5 +10,7 @@ int cmd_tree(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_view(int argc, char **argv);
 int cmd_calls(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
+int cmd_flame(int argc, char **argv);
 
 #endif

@@ -9,7 +9,9 @@
 
 #include <cjson/cJSON.h>
 
+#include "analysis/replay.h"
 #include "analysis/run_select.h"
+#include "analysis/source_file.h"
 #include "cmd/cli_util.h"
 #include "cmd/commands.h"
 #include "output/call_dirs.h"
@@ -18,14 +20,57 @@
 
 #define JSON_FILE_MAX (64 << 20)
 
+/* --srcline: the functions of the run's record, to find a name's image and address. */
+struct srclines {
+    bool wanted;
+    bool read;
+    struct replay replay;
+    struct source_files sources;
+};
+
+static int srclines_read(struct srclines *sl, const char *record)
+{
+    if (!sl->wanted)
+        return 0;
+    if (replay_open(&sl->replay, record) < 0 || replay_run(&sl->replay, NULL, NULL) != 0)
+        return -1;
+    sl->read = true;
+    return 0;
+}
+
+static bool srcline_of(struct srclines *sl, const char *name, struct source_line *where)
+{
+    for (uint32_t s = 0; sl->read && s < sl->replay.nsyms; s++)
+        if (strcmp(sl->replay.syms[s].name, name) == 0)
+            return cli_srcline(&sl->sources, &sl->replay, s, where);
+    return false;
+}
+
+static void srclines_free(struct srclines *sl)
+{
+    if (sl->read)
+        replay_close(&sl->replay);
+    source_files_free(&sl->sources);
+}
+
+static void add_srcline_json(cJSON *o, struct srclines *sl, const char *name)
+{
+    struct source_line where;
+    if (sl->wanted && srcline_of(sl, name, &where)) {
+        cJSON_AddStringToObject(o, "file", where.file);
+        cJSON_AddNumberToObject(o, "line", where.line);
+    }
+}
+
 static void usage(FILE *f)
 {
-    fputs("usage: calltrace calls [--json] [RUN]\n"
-          "       calltrace calls [--json] [RUN] FUNC N\n"
+    fputs("usage: calltrace calls [--json] [--srcline] [RUN]\n"
+          "       calltrace calls [--json] [--srcline] [RUN] FUNC N\n"
           "The arguments recorded with -A (and -R): each function with its captured calls and\n"
           "its parameters, or call N (from 1) of FUNC with its values. RUN defaults to the\n"
           "newest run directory here.\n"
-          "  -j, --json       print JSON instead\n",
+          "  -j, --json       print JSON instead\n"
+          "      --srcline    where each function is defined (file:line, from DWARF)\n",
           f);
 }
 
@@ -110,7 +155,7 @@ static cJSON *read_call(const char *run, const char *folder, long n)
     return read_json(path, "the call folders of that function stop earlier (--max-call-dirs)");
 }
 
-static int summary(const char *run, cJSON *index, bool json)
+static int summary(const char *run, cJSON *index, bool json, struct srclines *sl)
 {
     const cJSON *f, *funcs = cJSON_GetObjectItemCaseSensitive(index, "functions");
     cJSON *out = json ? cJSON_CreateArray() : NULL;
@@ -138,6 +183,7 @@ static int summary(const char *run, cJSON *index, bool json)
                 if (ret && str_of(ret, "type"))
                     cJSON_AddStringToObject(o, "return_type", str_of(ret, "type"));
             }
+            add_srcline_json(o, sl, name);
             cJSON_AddItemToArray(out, o);
         } else {
             printf("%-10.0f %-10.0f ", num_of(f, "calls"), num_of(f, "folders"));
@@ -145,6 +191,9 @@ static int summary(const char *run, cJSON *index, bool json)
                 print_signature(name, first);
             else
                 printf("%s", name);
+            struct source_line where;
+            if (sl->wanted && srcline_of(sl, name, &where))
+                cli_put_srcline(stdout, "  at ", &where, "");
             putchar('\n');
         }
         cJSON_Delete(first);
@@ -159,7 +208,8 @@ static int summary(const char *run, cJSON *index, bool json)
     return 0;
 }
 
-static int one_call(const char *run, cJSON *index, const char *func, const char *number, bool json)
+static int one_call(const char *run, cJSON *index, const char *func, const char *number, bool json,
+                    struct srclines *sl)
 {
     long long n;
     if (cli_number("N", number, 1, UINT32_MAX, &n) < 0)
@@ -187,6 +237,7 @@ static int one_call(const char *run, cJSON *index, const char *func, const char 
     if (!call)
         return 1;
     if (json) {
+        add_srcline_json(call, sl, func);
         char *text = cJSON_Print(call);
         if (text)
             puts(text);
@@ -200,6 +251,9 @@ static int one_call(const char *run, cJSON *index, const char *func, const char 
         cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(call, "unfinished")) ? "  (unfinished)" : "");
     if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(call, "raw_registers")))
         printf("  (its argument registers, raw: no DWARF for it, or its file changed)\n");
+    struct source_line where;
+    if (sl->wanted && srcline_of(sl, func, &where))
+        cli_put_srcline(stdout, "  defined at ", &where, "\n");
     const cJSON *p, *params = cJSON_GetObjectItemCaseSensitive(call, "params");
     cJSON_ArrayForEach(p, params) printf("  %s = %s\n", str_of(p, "name") ? str_of(p, "name") : "?",
                                          str_of(p, "value") ? str_of(p, "value") : "?");
@@ -212,17 +266,22 @@ static int one_call(const char *run, cJSON *index, const char *func, const char 
 
 int cmd_calls(int argc, char **argv)
 {
+    enum { OPT_SRCLINE = 0xa00 };
     static const struct option longopts[] = {
         {"json", no_argument, NULL, 'j'},
+        {"srcline", no_argument, NULL, OPT_SRCLINE},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     bool json = false;
+    struct srclines sl = {0};
     int c;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":jh", longopts, NULL)) != -1) {
         if (c == 'j') {
             json = true;
+        } else if (c == OPT_SRCLINE) {
+            sl.wanted = true;
         } else if (c == 'h') {
             usage(stdout);
             return 0;
@@ -249,7 +308,10 @@ int cmd_calls(int argc, char **argv)
     cJSON *index = read_json(index_path, "this run recorded no arguments: record with -A");
     if (!index)
         return 1;
-    int rc = func ? one_call(run, index, func, argv[argc - 1], json) : summary(run, index, json);
+    int rc = srclines_read(&sl, record) < 0 ? 1
+             : func                         ? one_call(run, index, func, argv[argc - 1], json, &sl)
+                                            : summary(run, index, json, &sl);
+    srclines_free(&sl);
     cJSON_Delete(index);
     return rc;
 }

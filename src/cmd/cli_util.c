@@ -104,6 +104,21 @@ void cli_put_name(FILE *out, const char *name)
         putc(*s < 0x20 || *s == 0x7f ? '?' : *s, out);
 }
 
+bool cli_srcline(struct source_files *sf, const struct replay *r, uint32_t sym,
+                 struct source_line *where)
+{
+    const struct replay_sym *s = replay_sym(r, sym);
+    return source_line_of(sf, s->image, replay_sym_image(r, sym), s->link_addr, s->name, where);
+}
+
+void cli_put_srcline(FILE *out, const char *before, const struct source_line *where,
+                     const char *after)
+{
+    fputs(before, out);
+    cli_put_name(out, where->file);
+    fprintf(out, ":%u%s", where->line, after);
+}
+
 /* VmHWM: the peak resident set, which is what "memory independent of the run" is about. */
 static long peak_rss_kib(void)
 {

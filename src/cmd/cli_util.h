@@ -7,6 +7,7 @@
 
 #include "analysis/profile.h"
 #include "analysis/replay.h"
+#include "analysis/source_file.h"
 
 /* strtonum with the option's name in the message. Returns 0, or -1 after one error line. */
 int cli_number(const char *opt, const char *value, long long min, long long max, long long *out);
@@ -36,6 +37,13 @@ void cli_filter_free(struct profile_filter *f);
  * output: its control bytes shown as '?', so that it cannot break a line or a terminal. The one
  * place where text writers print such names. */
 void cli_put_name(FILE *out, const char *name);
+
+/* --srcline: where the function of symbol sym of r is defined (analysis/source_file.h). */
+bool cli_srcline(struct source_files *sf, const struct replay *r, uint32_t sym,
+                 struct source_line *where);
+/* Prints before, then "FILE:LINE" of where, then after. */
+void cli_put_srcline(FILE *out, const char *before, const struct source_line *where,
+                     const char *after);
 
 /* With CALLTRACE_STATS set: events read, their rate and the peak RSS, on stderr. */
 void cli_print_stats(const char *cmd, uint64_t events, uint64_t start_ns);

@@ -209,10 +209,7 @@ static const char *base_name(const char *path)
 /* --srcline: where sym is defined, or false. */
 static bool srcline_of(struct report_ctx *rc, uint32_t sym, struct source_line *where)
 {
-    const struct replay *r = &rc->p->replay;
-    const struct replay_sym *s = replay_sym(r, sym);
-    return rc->cli->srcline && source_line_of(&rc->sources, s->image, replay_sym_image(r, sym),
-                                              s->link_addr, s->name, where);
+    return rc->cli->srcline && cli_srcline(&rc->sources, &rc->p->replay, sym, where);
 }
 
 static void print_table(struct report_ctx *rc, const struct report_row *rows, size_t n)
@@ -237,11 +234,8 @@ static void print_table(struct report_ctx *rc, const struct report_row *rows, si
         if (s->unfinished)
             printf(" (%llu unfinished)", (unsigned long long)s->unfinished);
         struct source_line where;
-        if (srcline_of(rc, rows[i].sym, &where)) {
-            fputs(" at ", stdout);
-            cli_put_name(stdout, where.file);
-            printf(":%u", where.line);
-        }
+        if (srcline_of(rc, rows[i].sym, &where))
+            cli_put_srcline(stdout, " at ", &where, "");
         putchar('\n');
     }
 }

@@ -15,6 +15,7 @@
 
 #include "analysis/replay.h"
 #include "analysis/run_select.h"
+#include "analysis/source_file.h"
 #include "cmd/cli_util.h"
 #include "record/clock.h"
 #include "cmd/commands.h"
@@ -26,6 +27,7 @@ struct tree_cli {
     const char *run;
     uint32_t tid;       /* 0: all */
     uint32_t max_depth; /* 0: any */
+    bool srcline;
 };
 
 struct tree_thread {
@@ -40,7 +42,8 @@ struct tree_ctx {
     struct tree_thread **threads; /* in order of first call */
     size_t nthreads;
     bool write_failed;
-    struct run_funcs *funcs; /* names and DWARF, to format captured values */
+    struct run_funcs *funcs;     /* names and DWARF, to format captured values */
+    struct source_files sources; /* --srcline */
 };
 
 static void usage(FILE *f)
@@ -51,15 +54,20 @@ static void usage(FILE *f)
           "\n"
           "  -t, --tid TID    only thread TID\n"
           "  -D, --depth N    only calls at most N deep (1: the outermost calls)\n"
+          "      --srcline    where each function is defined, \"/* file:line */\" after its\n"
+          "                   call (from DWARF)\n"
           "  -h, --help       show this help\n",
           f);
 }
+
+enum { OPT_SRCLINE = 0x900 };
 
 static int parse_args(int argc, char **argv, struct tree_cli *cli)
 {
     static const struct option longopts[] = {
         {"tid", required_argument, NULL, 't'},
         {"depth", required_argument, NULL, 'D'},
+        {"srcline", no_argument, NULL, OPT_SRCLINE},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -77,6 +85,9 @@ static int parse_args(int argc, char **argv, struct tree_cli *cli)
             if (cli_number("--depth", optarg, 1, UINT32_MAX, &n) < 0)
                 return -1;
             cli->max_depth = (uint32_t)n;
+            break;
+        case OPT_SRCLINE:
+            cli->srcline = true;
             break;
         case 'h':
             usage(stdout);
@@ -159,15 +170,25 @@ static void put_values(const struct tree_ctx *tc, struct tree_thread *tt,
     call_values_free(&cv);
 }
 
+/* --srcline: where the function of sym is defined, in a C comment after its call. */
+static void put_srcline(struct tree_ctx *tc, FILE *out, const struct replay *r, uint32_t sym)
+{
+    struct source_line where;
+    if (tc->cli->srcline && cli_srcline(&tc->sources, r, sym, &where))
+        cli_put_srcline(out, " /* ", &where, " */");
+}
+
 /* The pending call has a child: it opens a block. */
-static void flush_opener(const struct tree_ctx *tc, struct tree_thread *tt, const struct replay *r,
+static void flush_opener(struct tree_ctx *tc, struct tree_thread *tt, const struct replay *r,
                          const struct call_frame *f, size_t depth)
 {
     fprintf(tt->out, "%12s  ", "");
     put_indent(tt->out, depth);
     fputs(replay_sym(r, f->sym)->name, tt->out);
     put_values(tc, tt, f, true, false);
-    fputs(" {\n", tt->out);
+    fputs(" {", tt->out);
+    put_srcline(tc, tt->out, r, f->sym);
+    putc('\n', tt->out);
     tt->pending = false;
 }
 
@@ -222,7 +243,8 @@ static int on_exit_call(void *ctx, struct replay *r, const struct call_done *c)
     fprintf(tt->out, "%12s  ", duration_format(dur, sizeof(dur), c->total_ns));
     put_indent(tt->out, c->depth);
     const char *name = replay_sym(r, c->frame->sym)->name;
-    if (tt->pending) {
+    bool leaf = tt->pending;
+    if (leaf) {
         fputs(name, tt->out);
         put_values(tc, tt, c->frame, true, true);
         putc(';', tt->out);
@@ -232,6 +254,8 @@ static int on_exit_call(void *ctx, struct replay *r, const struct call_done *c)
         fprintf(tt->out, " /* %s */", name);
     }
     put_marks(tt->out, c->flags);
+    if (leaf)
+        put_srcline(tc, tt->out, r, c->frame->sym);
     putc('\n', tt->out);
     tt->pending = false;
     if (ferror(tt->out))
@@ -293,6 +317,7 @@ int cmd_tree(int argc, char **argv)
         .enter = on_enter, .values = keep_values, .exit = on_exit_call, .record = on_record};
     int rc = replay_run(&r, &ops, &tc);
     run_funcs_free(tc.funcs);
+    source_files_free(&tc.sources);
     if (finish(&tc) < 0)
         rc = -1;
     if (rc == 0 && cli.tid && !tc.nthreads)

@@ -1,5 +1,6 @@
 #!/bin/bash
-# bench/report-bench.sh [EVENTS] -- times `calltrace report`, `graph` and `tree --tid` on a
+# bench/report-bench.sh [EVENTS] -- times `calltrace report`, `graph`, `tree --tid`, `report -f csv`
+# (its percentiles), `flame -o x.svg` and `diff --tree` (two records) on a
 # synthetic record of EVENTS events (default 20 million, ~480 MB) and prints events/s and the
 # peak RSS of each (CALLTRACE_STATS=1). Run from the top of the repository after `make`.
 set -eu
@@ -14,3 +15,6 @@ export CALLTRACE_STATS=1
 "$ROOT/calltrace" report "$T/run" >/dev/null
 "$ROOT/calltrace" graph -o "$T/graph.dot" "$T/run"
 "$ROOT/calltrace" tree --tid 1000 "$T/run" >/dev/null
+"$ROOT/calltrace" report -f csv "$T/run" >/dev/null
+"$ROOT/calltrace" flame -o "$T/flame.svg" "$T/run"
+"$ROOT/calltrace" diff --tree "$T/run" "$T/run" >/dev/null

@@ -29,11 +29,13 @@ static void usage(FILE *f)
         "                     default trace.json up to 8 million calls, trace.pftrace beyond\n"
         "  -z, --compress     gzip it: trace.json.gz or trace.pftrace.gz\n"
         "  --max-call-dirs N  call folders per function (default 1000, 0: no limit)\n"
+        "  --srcline          each call's arguments say where its function is defined:\n"
+        "                     \"src\": \"file:line\" (from DWARF)\n"
         "A window writes only some of the calls (the record keeps them all):\n" WINDOW_OPTIONS_HELP,
         f);
 }
 
-enum { OPT_MAX_CALL_DIRS = 0x500, OPT_FORMAT };
+enum { OPT_MAX_CALL_DIRS = 0x500, OPT_FORMAT, OPT_SRCLINE };
 
 static int export_run(const struct run_dir *run, struct trace_file_options *trace,
                       unsigned max_dirs, int quiet)
@@ -67,6 +69,7 @@ int cmd_export(int argc, char **argv)
         {"compress", no_argument, NULL, 'z'},
         {"format", required_argument, NULL, OPT_FORMAT},
         {"max-call-dirs", required_argument, NULL, OPT_MAX_CALL_DIRS},
+        {"srcline", no_argument, NULL, OPT_SRCLINE},
         WINDOW_LONG_OPTIONS,
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -86,6 +89,8 @@ int cmd_export(int argc, char **argv)
         } else if (c == OPT_FORMAT) {
             if (trace_format_option(optarg, &trace.format) < 0)
                 return 2;
+        } else if (c == OPT_SRCLINE) {
+            trace.srcline = true;
         } else if (c == 'q') {
             quiet = 1;
         } else if (c == 'z') {

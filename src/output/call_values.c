@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/source_file.h"
 #include "output/value_format.h"
 #include "record/reader.h"
 #include "symbols/abi_sysv.h"
@@ -15,6 +16,7 @@ struct run_image {
     uint64_t bias;
     struct dwarf_sigs *sigs;
     bool opened;
+    struct source_files lines; /* its one image (index 0): where its functions are defined */
 };
 
 struct run_func {
@@ -22,6 +24,8 @@ struct run_func {
     uint32_t image;
     uint64_t addr;  /* runtime */
     int8_t matches; /* the image file still has this function there: 1, 0, -1 unknown yet */
+    bool srcline_tried;
+    char *srcline; /* "file:line", or NULL: not known */
 };
 
 struct run_funcs {
@@ -47,6 +51,7 @@ void run_funcs_free(struct run_funcs *rf)
     {
         struct run_image *im = slot->value;
         dwarf_sigs_close(im->sigs);
+        source_files_free(&im->lines);
         free(im->path);
         free(im);
     }
@@ -54,6 +59,7 @@ void run_funcs_free(struct run_funcs *rf)
     {
         struct run_func *f = slot->value;
         free(f->name);
+        free(f->srcline);
         free(f);
     }
     addr_map_free(&rf->images);
@@ -78,6 +84,7 @@ int run_funcs_note(struct run_funcs *rf, const struct rec_hdr *h)
         im->bias = r->bias;
         if (old) { /* a damaged record reusing an id: the latest wins */
             dwarf_sigs_close(old->sigs);
+            source_files_free(&old->lines);
             free(old->path);
             free(old);
         }
@@ -97,10 +104,29 @@ int run_funcs_note(struct run_funcs *rf, const struct rec_hdr *h)
         f->matches = -1;
         if (old) {
             free(old->name);
+            free(old->srcline);
             free(old);
         }
     }
     return 0;
+}
+
+const char *run_funcs_srcline(struct run_funcs *rf, uint32_t func)
+{
+    struct run_func *f = addr_map_get(&rf->funcs, (uint64_t)func + 1);
+    if (!f || f->srcline_tried)
+        return f ? f->srcline : NULL;
+    f->srcline_tried = true;
+    struct run_image *im = addr_map_get(&rf->images, (uint64_t)f->image + 1);
+    struct source_line where;
+    if (!im || f->addr < im->bias ||
+        !source_line_of(&im->lines, 0, im->path, f->addr - im->bias, f->name, &where))
+        return NULL;
+    size_t len = strlen(where.file) + 16;
+    f->srcline = malloc(len);
+    if (f->srcline)
+        snprintf(f->srcline, len, "%s:%u", where.file, where.line);
+    return f->srcline;
 }
 
 const char *run_funcs_name(const struct run_funcs *rf, uint32_t func)

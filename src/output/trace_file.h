@@ -47,6 +47,7 @@ struct trace_file_options {
     const struct run_dir *out; /* where to write the trace files; NULL: the run directory */
     struct progress *progress; /* NULL, or the line that shows how far the writing got */
     bool quiet;                /* no line saying which format TRACE_AUTO chose and why */
+    bool srcline;              /* each call's arguments say where its function is: "src" */
 };
 
 struct trace_stats {

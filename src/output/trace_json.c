@@ -29,6 +29,7 @@ struct json_writer {
     struct window_reader window;
     struct trace_size_guard size;
     struct run_funcs *funcs; /* images and functions, to format -A / -R values */
+    bool srcline;            /* "src": where each call's function is defined */
     uint64_t process_order;
     bool first_event;
     struct trace_stats *stats;
@@ -156,6 +157,11 @@ static int put_call(void *ctx, struct call_reader *cr, const struct call_done *c
         }
     }
     put_values(w, call->frame, &sep);
+    const char *src = w->srcline ? run_funcs_srcline(w->funcs, call->frame->func) : NULL;
+    if (src) {
+        put_string_member(w, sep, "src", src);
+        sep = ",";
+    }
     outbuf_puts(&w->out, sep == args_open ? "}" : "}}");
     trace_size_check(&w->size, w->out.written + w->out.len, TRACE_JSON_NAME);
     return 0;
@@ -271,7 +277,7 @@ int trace_json_write(const struct trace_io *io, const struct trace_file_options 
     const struct call_window *window = opts ? &opts->window : NULL;
     char why[256];
     struct call_reader cr;
-    struct json_writer w = {.first_event = true, .stats = stats};
+    struct json_writer w = {.first_event = true, .stats = stats, .srcline = opts && opts->srcline};
     if (call_reader_open(&cr, io->record_dir, io->record_name, &json_calls, &w, why, sizeof(why)) <
         0) {
         err_msg("%s: %s", io->record_path, why);

@@ -135,6 +135,7 @@ struct pf_writer {
     struct addr_map described; /* process track -> (void *)1: its descriptor was written */
     struct addr_map sequences; /* tid -> struct pf_sequence, for freeing */
     struct run_funcs *funcs;   /* images and functions, to format -A / -R values */
+    bool srcline;              /* "src": where each call's function is defined */
     uint32_t next_sequence;
     uint64_t tracks_epoch; /* moves when a process starts or ends: pids map to new tracks */
     struct pb_buf packet, part, inner; /* for the packets that are not a plain BEGIN / END */
@@ -414,6 +415,9 @@ static void put_end_annotated(struct pf_writer *w, struct pf_sequence *s, uint64
         if (c->flags & call_marks[i].flag)
             put_annotation_bool(w, event, call_marks[i].name);
     put_values(w, event, c->frame);
+    const char *src = w->srcline ? run_funcs_srcline(w->funcs, c->frame->func) : NULL;
+    if (src)
+        put_annotation_text(w, event, "src", src);
     pb_message(p, PACKET_TRACK_EVENT, event);
     put_packet(w, p);
 }
@@ -422,7 +426,8 @@ static void put_end(struct pf_writer *w, const struct call_done *c)
 {
     struct pf_sequence *s = sequence_of(w, c->thread, c->end_ns);
     uint64_t delta = advance(s, c->end_ns);
-    if (c->flags || c->frame->args || c->frame->ret) {
+    if (c->flags || c->frame->args || c->frame->ret ||
+        (w->srcline && run_funcs_srcline(w->funcs, c->frame->func))) {
         put_end_annotated(w, s, delta, c);
         return;
     }
@@ -603,7 +608,8 @@ int trace_pftrace_write(const struct trace_io *io, const struct trace_file_optio
     const struct call_window *window = opts ? &opts->window : NULL;
     char why[256];
     struct call_reader cr;
-    struct pf_writer w = {.next_sequence = DESCRIPTOR_SEQUENCE + 1, .stats = stats};
+    struct pf_writer w = {
+        .next_sequence = DESCRIPTOR_SEQUENCE + 1, .stats = stats, .srcline = opts && opts->srcline};
     if (call_reader_open(&cr, io->record_dir, io->record_name, &pftrace_calls, &w, why,
                          sizeof(why)) < 0) {
         err_msg("%s: %s", io->record_path, why);

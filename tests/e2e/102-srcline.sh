@@ -1,6 +1,7 @@
 #!/bin/bash
 # --srcline: where each function of tests/progs/naps.c is defined, the line of its definition
-# found in the source with grep, in report (table, csv, json), tree and calls (text and json);
+# found in the source with grep, in report (table, csv, json), tree, calls (text and json) and
+# the "src" argument of every call in the trace written by export --srcline (both formats);
 # a function without debug information (a binary without -g) has no line, and the rest of the
 # output is unchanged.
 source "$(dirname "$0")/../lib/testlib.sh"
@@ -65,6 +66,34 @@ import json, sys
 f = json.load(open(sys.argv[1]))
 assert f[0]["name"] == "nap" and f[0]["line"] == int(sys.argv[2]), f
 PY
+
+CTX="[export --srcline]"
+ct_raw export -q --srcline --format both "$run"
+expect_rc 0
+python3 - "$run" "${want[nap]}" "${want[tick]}" "$TESTS_DIR/lib" <<'PY' || fail "trace src args (see above)"
+import json, sys
+sys.path.insert(0, sys.argv[4])
+import pftrace
+run, nap, tick = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+want = {"nap": nap, "tick": tick}
+calls = [(e["name"], e.get("args", {})) for e in json.load(open(run + "/trace.json"))["traceEvents"]
+         if e.get("ph") == "X"]
+pf = [(c.name, c.args) for c in pftrace.read_trace(run + "/trace.pftrace").calls]
+bad = 0
+for what, got in (("trace.json", calls), ("trace.pftrace", pf)):
+    for name, args in got:
+        src = args.get("src", "")
+        if name in want and not (src.endswith(f"/tests/progs/naps.c:{want[name]}")):
+            print(f"{what}: {name}: src {src!r}, expected naps.c:{want[name]}"); bad = 1
+        if name == "nap" and args.get("us") != "100":
+            print(f"{what}: nap lost its argument: {args}"); bad = 1
+    if sorted(n for n, _ in got) != sorted(n for n, _ in calls):
+        print(f"{what}: other calls than trace.json's"); bad = 1
+sys.exit(bad)
+PY
+ct_raw export -q "$run"
+expect_rc 0
+grep -q '"src"' "$run/trace.json" && fail "export without --srcline wrote src arguments"
 
 CTX="[no debug information]"
 mkdir -p "$T/nodebug"

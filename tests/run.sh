@@ -108,11 +108,12 @@ for t in "$TESTS_DIR"/fuzz/fuzz_*.c; do
     run_one "fuzz/$name" bash "$TESTS_DIR/fuzz/run.sh" --check "$name"
 done
 
-for t in "$TESTS_DIR"/e2e/*.sh; do
+# In the order of their numbers (100-* after 99-*), not of their names.
+while IFS= read -r t; do
     [ -f "$t" ] || continue
     name=${t##*/}
     run_one "e2e/${name%.sh}" bash "$t"
-done
+done < <(printf '%s\n' "$TESTS_DIR"/e2e/*.sh | sort -V)
 
 if [ $failed -gt 0 ]; then
     echo "failed: ${failed_names[*]}"

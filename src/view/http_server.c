@@ -6,8 +6,10 @@
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -20,6 +22,23 @@
 
 /* Marks, in a request's context, a GET that is being answered with a trace. */
 static char trace_request_mark;
+
+int http_token_new(char *hex)
+{
+    unsigned char bytes[HTTP_TOKEN_BYTES];
+    ssize_t n;
+    do
+        n = getrandom(bytes, sizeof(bytes), 0);
+    while (n < 0 && errno == EINTR);
+    if (n != (ssize_t)sizeof(bytes)) {
+        err_msg("view: cannot make the URL's token: getrandom: %s",
+                n < 0 ? strerror(errno) : "short read");
+        return -1;
+    }
+    for (size_t i = 0; i < sizeof(bytes); i++)
+        snprintf(hex + 2 * i, 3, "%02x", bytes[i]);
+    return 0;
+}
 
 int http_listen(int *port)
 {
@@ -54,6 +73,9 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned code, const char
     MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
     if (code == MHD_HTTP_METHOD_NOT_ALLOWED)
         MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+    /* A client that got nothing useful keeps no connection: it must connect again. */
+    if (code != MHD_HTTP_OK)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
     enum MHD_Result ok = MHD_queue_response(c, code, r);
     MHD_destroy_response(r);
     return ok;
@@ -87,6 +109,19 @@ static enum MHD_Result send_trace(struct http_server *s, struct MHD_Connection *
     return ok;
 }
 
+/* The path after "/TOKEN" when url starts with it, else NULL. The token's digits are compared
+ * in constant time: how long a wrong guess takes says nothing about how much of it was right. */
+static const char *after_token(const char *url, const char *token)
+{
+    if (url[0] != '/' || strnlen(url + 1, HTTP_TOKEN_LEN) < HTTP_TOKEN_LEN)
+        return NULL;
+    unsigned char diff = 0;
+    for (size_t i = 0; i < HTTP_TOKEN_LEN; i++)
+        diff |= (unsigned char)(url[1 + i] ^ token[i]);
+    const char *rest = url + 1 + HTTP_TOKEN_LEN;
+    return diff == 0 && rest[0] == '/' ? rest : NULL;
+}
+
 /* A page on some other site whose name resolves to 127.0.0.1 (DNS rebinding) would be
  * same-origin with us and could read the trace despite CORS; its requests carry its own name in
  * Host, so only loopback names are answered. */
@@ -115,12 +150,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain", "only GET and HEAD\n");
     if (!loopback_host(c))
         return reply(c, MHD_HTTP_FORBIDDEN, "text/plain", "not a loopback Host\n");
-    if (s->index_html && !strcmp(url, "/"))
+    const char *path = after_token(url, s->token);
+    if (!path)
+        return reply(c, MHD_HTTP_NOT_FOUND, "text/plain", "not found\n");
+    if (s->index_html && !strcmp(path, "/"))
         return reply(c, MHD_HTTP_OK, "text/html; charset=utf-8", s->index_html);
     /* The URL is only ever compared with this table, never turned into a file name. */
     for (size_t i = 0; i < s->target->n; i++) {
         const struct view_entry *e = &s->target->entries[i];
-        if (e->url_path && !strcmp(url, e->url_path)) {
+        if (e->url_path && !strcmp(path, e->url_path)) {
             if (get)
                 *req_cls = &trace_request_mark;
             return send_trace(s, c, e);

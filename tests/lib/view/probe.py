@@ -14,6 +14,9 @@ traversal attempts reach the server as written.
   probe.py abort PORT PATH NBYTES             request PATH, read NBYTES, reset the
                                               connection; print "aborted"
   probe.py silent PORT                        connect, send half a request line, close
+  probe.py kept PORT PATH                     GET PATH on a kept-alive connection, print the
+                                              status, then "closed" or "open": whether the
+                                              server closed the connection within 2 s
   probe.py expect PORT < LINES                each line "WANT PATH [METHOD [HOST]]": print
                                               every request whose status is not WANT, exit 1
                                               if there was one
@@ -50,6 +53,28 @@ def request(port, path, method="GET", host=None):
         k, _, v = line.partition(":")
         headers[k.strip().lower()] = v.strip()
     return status, headers, body
+
+
+def kept(port, path):
+    s = connect(port)
+    s.sendall(("GET %s HTTP/1.1\r\nHost: 127.0.0.1:%s\r\n\r\n" % (path, port)).encode())
+    f = s.makefile("rb")
+    status = f.readline().split()[1].decode()
+    length = 0
+    for line in iter(f.readline, b"\r\n"):
+        k, _, v = line.decode("latin-1").partition(":")
+        if k.strip().lower() == "content-length":
+            length = int(v)
+    f.read(length)
+    print(status)
+    s.settimeout(2)
+    try:
+        print("closed" if not s.recv(1) else "open")
+    except socket.timeout:
+        print("open")
+    except ConnectionResetError:
+        print("closed")
+    s.close()
 
 
 def main(argv):
@@ -101,6 +126,8 @@ def main(argv):
         s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
         s.close()
         print("aborted")
+    elif cmd == "kept":
+        kept(port, argv[3])
     elif cmd == "silent":
         s = connect(port)
         s.sendall(b"GET /tra")

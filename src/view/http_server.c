@@ -11,7 +11,6 @@
 #include <sys/eventfd.h>
 #include <sys/random.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "util/log.h"
@@ -81,18 +80,18 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned code, const char
     return ok;
 }
 
-/* The file is opened per request, so a trace rewritten by `calltrace export` is served new. */
+/* Every request is sent from the descriptor opened and checked before serving began (a
+ * duplicate of it, which the response closes): the path is never opened again, so what
+ * anyone puts there later is never sent. libmicrohttpd reads it at explicit offsets. */
 static enum MHD_Result send_trace(struct http_server *s, struct MHD_Connection *c,
                                   const struct view_entry *e)
 {
-    int fd = open(e->path, O_RDONLY | O_CLOEXEC);
-    struct stat st;
-    if (fd < 0 || fstat(fd, &st) < 0) {
-        if (fd >= 0)
-            close(fd);
-        return reply(c, MHD_HTTP_NOT_FOUND, "text/plain", "trace gone\n");
+    int fd = fcntl(e->fd, F_DUPFD_CLOEXEC, 0);
+    if (fd < 0) {
+        err_msg("view: cannot send %s: %s", e->path ? e->path : e->name, strerror(errno));
+        return MHD_NO;
     }
-    struct MHD_Response *r = MHD_create_response_from_fd64((uint64_t)st.st_size, fd);
+    struct MHD_Response *r = MHD_create_response_from_fd_at_offset64((uint64_t)e->size, fd, 0);
     if (!r) {
         close(fd);
         return MHD_NO;
@@ -158,7 +157,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     /* The URL is only ever compared with this table, never turned into a file name. */
     for (size_t i = 0; i < s->target->n; i++) {
         const struct view_entry *e = &s->target->entries[i];
-        if (e->url_path && !strcmp(path, e->url_path)) {
+        if (e->url_path && e->fd >= 0 && !strcmp(path, e->url_path)) {
             if (get)
                 *req_cls = &trace_request_mark;
             return send_trace(s, c, e);

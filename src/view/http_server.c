@@ -10,14 +10,25 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "util/log.h"
 
-/* A client that sends nothing for this long is dropped: it cannot hold the server. */
-#define IDLE_TIMEOUT_S 30
-#define MAX_CONNECTIONS 64
+/* Any local user can connect and sit idle, and libmicrohttpd times connections out on
+ * inactivity only. What keeps idle or slow clients from starving the browser's request: a
+ * short timeout until a whole request has come, a connection limit far above what a few idle
+ * clients hold, and errors that close their connection. Only a request with the token gets the
+ * long timeout that a download to a busy browser needs (for the rest of its connection). */
+#define REQUEST_TIMEOUT_S 5
+#define SEND_TIMEOUT_S 60
+#define MAX_CONNECTIONS 2048u
+/* Descriptors kept for calltrace itself (standard ones, signalfd, eventfd, epoll, the
+ * listening socket, libmicrohttpd's own) besides the traces and connections. */
+#define FD_RESERVE 64
+/* Connections waiting to be accepted: a burst of them is not dropped. */
+#define LISTEN_BACKLOG 256
 
 /* Marks, in a request's context, a GET that is being answered with a trace. */
 static char trace_request_mark;
@@ -51,7 +62,7 @@ int http_listen(int *port)
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     socklen_t len = sizeof(sa);
     if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
-        bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 16) < 0 ||
+        bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, LISTEN_BACKLOG) < 0 ||
         getsockname(fd, (struct sockaddr *)&sa, &len) < 0) {
         int e = errno;
         close(fd);
@@ -103,6 +114,7 @@ static enum MHD_Result send_trace(struct http_server *s, struct MHD_Connection *
     MHD_add_response_header(r, MHD_HTTP_HEADER_ACCESS_CONTROL_ALLOW_ORIGIN, s->allow_origin);
     MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
     MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+    MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, (unsigned)SEND_TIMEOUT_S);
     enum MHD_Result ok = MHD_queue_response(c, MHD_HTTP_OK, r);
     MHD_destroy_response(r);
     return ok;
@@ -180,6 +192,26 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
     *req_cls = NULL;
 }
 
+/* Each connection takes a socket, and a duplicate of a trace's descriptor while one is sent
+ * to it; the traces themselves are held open all along. The soft limit on open files is raised
+ * (within the hard one) to make room for MAX_CONNECTIONS, and the limit is what room there is. */
+static unsigned connection_limit(size_t held)
+{
+    struct rlimit lim;
+    rlim_t want = 2 * (rlim_t)MAX_CONNECTIONS + held + FD_RESERVE;
+    if (getrlimit(RLIMIT_NOFILE, &lim) < 0)
+        return MAX_CONNECTIONS;
+    if (lim.rlim_cur < want && lim.rlim_cur < lim.rlim_max) {
+        struct rlimit raised = {.rlim_cur = want < lim.rlim_max ? want : lim.rlim_max,
+                                .rlim_max = lim.rlim_max};
+        if (setrlimit(RLIMIT_NOFILE, &raised) == 0)
+            lim = raised;
+    }
+    rlim_t room = lim.rlim_cur > held + 2 * FD_RESERVE ? (lim.rlim_cur - held - FD_RESERVE) / 2
+                                                       : FD_RESERVE / 2;
+    return room < MAX_CONNECTIONS ? (unsigned)room : MAX_CONNECTIONS;
+}
+
 int http_server_start(struct http_server *s, int listen_fd)
 {
     s->fetched_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -188,11 +220,11 @@ int http_server_start(struct http_server *s, int listen_fd)
         close(listen_fd);
         return -1;
     }
-    s->daemon =
-        MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD, 0, NULL, NULL, on_request, s,
-                         MHD_OPTION_LISTEN_SOCKET, listen_fd, MHD_OPTION_NOTIFY_COMPLETED,
-                         on_completed, s, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)IDLE_TIMEOUT_S,
-                         MHD_OPTION_CONNECTION_LIMIT, (unsigned)MAX_CONNECTIONS, MHD_OPTION_END);
+    s->daemon = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD, 0, NULL, NULL, on_request, s,
+                                 MHD_OPTION_LISTEN_SOCKET, listen_fd, MHD_OPTION_NOTIFY_COMPLETED,
+                                 on_completed, s, MHD_OPTION_CONNECTION_TIMEOUT,
+                                 (unsigned)REQUEST_TIMEOUT_S, MHD_OPTION_CONNECTION_LIMIT,
+                                 connection_limit(s->target->n), MHD_OPTION_END);
     if (!s->daemon) {
         err_msg("view: cannot start the HTTP server (libmicrohttpd)");
         close(listen_fd);

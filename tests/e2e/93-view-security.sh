@@ -10,6 +10,8 @@
 #  (b) every URL starts with a random token (32 hex digits, new for each view): a
 #      request without it, with a wrong or partial one, is 404 with none of the trace's
 #      bytes, and its connection is closed (not kept alive for more guesses);
+#  (c) 200 connections that send nothing do not keep a real fetch from being served at
+#      once, and are dropped after the request timeout (5 s).
 source "$(dirname "$0")/../lib/testlib.sh"
 source "$TESTS_DIR/lib/viewlib.sh"
 require_calltrace
@@ -113,5 +115,19 @@ done
 closed" ] || fail "a wrong token's connection was kept open"
 served_is_orig "the right token" "$VIEW_BASE/trace.json"
 
+CTX="[c: idle connections]"
+out=$(http_probe flood "$VIEW_PORT" 200 "$VIEW_BASE/trace.json" "$T/flood.json")
+note "$(printf '%s' "$out" | tr '\n' ' ')"
+read -r status took connected <<<"$(head -n 1 <<<"$out")"
+[ "$connected" = 200 ] || fail "only $connected of 200 idle connections were accepted"
+[ "$status" = 200 ] || fail "with 200 idle connections, the fetch got $status"
+awk -v t="$took" 'BEGIN { exit !(t < 3) }' || fail "with 200 idle connections, the fetch took $took s"
+cmp -s "$T/flood.json" "$T/orig.json" || fail "with 200 idle connections, the trace fetched differs"
+read -r _ dropped last <<<"$(tail -n 1 <<<"$out")"
+[ "$dropped" = 200 ] || fail "the server dropped $dropped of 200 idle connections within 30 s"
+awk -v t="$last" 'BEGIN { exit !(t >= 3 && t < 15) }' ||
+    fail "the idle connections were dropped after $last s, not after the 5 s timeout"
+kill -0 "$VIEW_PID" 2>/dev/null || fail "the server died"
+served_is_orig "after the idle connections" "$VIEW_BASE/trace.json"
 view_stop
 [ "$VIEW_RC" = 0 ] || fail "view exited $VIEW_RC after SIGTERM: $(cat "$VIEW_ERR")"

@@ -119,31 +119,47 @@ static int check_owner(const char *path, const struct stat *st)
     return -1;
 }
 
-int run_dir_open(const char *path, struct run_dir *run)
+/* Refuses, in one line, a directory calltrace is not to write into: another user's, or one
+ * others may replace entries of. */
+static int check_writable_run(const char *path, int fd, struct stat *st)
 {
-    *run = (struct run_dir){.fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
-    snprintf(run->path, sizeof(run->path), "%s", path);
-    struct stat st;
-    if (run->fd < 0 || fstat(run->fd, &st) < 0) {
-        err_msg("%s: %s", path, errno == ENOTDIR ? "not a run directory" : strerror(errno));
-        run_dir_close(run);
+    if (fstat(fd, st) < 0) {
+        err_msg("%s: %s", path, strerror(errno));
         return -1;
     }
-    if (check_owner(path, &st) < 0) {
-        run_dir_close(run);
+    if (check_owner(path, st) < 0)
         return -1;
-    }
-    if (dir_fd_others_may_replace(run->fd)) {
-        err_hint("make it yours alone: chmod go-w RUN",
+    if (dir_fd_others_may_replace(fd)) {
+        err_hint("make it yours alone: chmod go-w DIR",
                  "%s: other users may write to it: one of them could replace a file calltrace "
                  "writes with a link",
                  path);
+        return -1;
+    }
+    return 0;
+}
+
+int run_dir_open_at(int dir, const char *name, const char *path, struct run_dir *run)
+{
+    *run = (struct run_dir){.fd = openat(dir, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
+    snprintf(run->path, sizeof(run->path), "%s", path);
+    struct stat st;
+    if (run->fd < 0) {
+        err_msg("%s: %s", path, errno == ENOTDIR ? "not a run directory" : strerror(errno));
+        return -1;
+    }
+    if (check_writable_run(path, run->fd, &st) < 0) {
         run_dir_close(run);
         return -1;
     }
     run->dir_mode = st.st_mode & 0777;
     run->file_mode = run->dir_mode & 0666;
     return 0;
+}
+
+int run_dir_open(const char *path, struct run_dir *run)
+{
+    return run_dir_open_at(AT_FDCWD, path, path, run);
 }
 
 int run_dir_sub(const struct run_dir *run, const char *name, struct run_dir *sub)
@@ -153,13 +169,22 @@ int run_dir_sub(const struct run_dir *run, const char *name, struct run_dir *sub
         .dir_mode = run->dir_mode,
         .file_mode = run->file_mode,
     };
-    if (sub->fd < 0 && errno == EEXIST)
-        sub->fd = dir_fd_open(run->fd, name);
     if (run_path(sub->path, sizeof(sub->path), run->path, name) < 0)
         snprintf(sub->path, sizeof(sub->path), "%s", name);
+    struct stat st;
+    if (sub->fd < 0 && errno == EEXIST) { /* an earlier one: ours alone, or refused */
+        sub->fd = dir_fd_open(run->fd, name);
+        if (sub->fd >= 0 && check_writable_run(sub->path, sub->fd, &st) < 0) {
+            run_dir_close(sub);
+            return -1;
+        }
+    }
     if (sub->fd < 0) {
-        err_msg("cannot create %s: %s", sub->path,
-                errno == ELOOP ? "a symbolic link is in its place" : strerror(errno));
+        err_hint(errno == ELOOP || errno == ENOTDIR ? "remove it or move it away" : NULL,
+                 "cannot create %s: %s", sub->path,
+                 errno == ELOOP || errno == ENOTDIR ? "something other than a directory is in "
+                                                      "its place (a link?)"
+                                                    : strerror(errno));
         return -1;
     }
     return 0;

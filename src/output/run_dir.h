@@ -32,8 +32,12 @@ int run_dir_create(const char *base, bool share, struct run_dir *run);
  * unless the caller owns it and no one else may replace its entries; what calltrace makes in
  * it gets the directory's own modes. Returns 0, or -1 after one error line. */
 int run_dir_open(const char *path, struct run_dir *run);
-/* The directory name in run (made, or opened when it exists, never through a link), as a run
- * directory of the same modes: where view writes a window. -1 after one error line. */
+/* The same for the directory name in dir (AT_FDCWD: a path; "." in a directory held open),
+ * path for messages. */
+int run_dir_open_at(int dir, const char *name, const char *path, struct run_dir *run);
+/* The directory name in run (made, or opened when it exists: never through a link, and only
+ * one of the caller's that no one else may write to), as a run directory of the same modes:
+ * where view writes a window. -1 after one error line. */
 int run_dir_sub(const struct run_dir *run, const char *name, struct run_dir *sub);
 /* Checks, for merge's inputs, that path is a directory the caller owns. 0, or -1 after one
  * error line. */

@@ -6,20 +6,49 @@
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "util/log.h"
 
-/* A client that sends nothing for this long is dropped: it cannot hold the server. */
-#define IDLE_TIMEOUT_S 30
-#define MAX_CONNECTIONS 64
+/* Any local user can connect and sit idle, and libmicrohttpd times connections out on
+ * inactivity only. What keeps idle or slow clients from starving the browser's request: a
+ * short timeout until a whole request has come, a connection limit far above what a few idle
+ * clients hold, and errors that close their connection. Only a request with the token gets the
+ * long timeout that a download to a busy browser needs (for the rest of its connection). */
+#define REQUEST_TIMEOUT_S 5
+#define SEND_TIMEOUT_S 60
+#define MAX_CONNECTIONS 2048u
+/* Descriptors kept for calltrace itself (standard ones, signalfd, eventfd, epoll, the
+ * listening socket, libmicrohttpd's own) besides the traces and connections. */
+#define FD_RESERVE 64
+/* Connections waiting to be accepted: a burst of them is not dropped. */
+#define LISTEN_BACKLOG 256
 
 /* Marks, in a request's context, a GET that is being answered with a trace. */
 static char trace_request_mark;
+
+int http_token_new(char *hex)
+{
+    unsigned char bytes[HTTP_TOKEN_BYTES];
+    ssize_t n;
+    do
+        n = getrandom(bytes, sizeof(bytes), 0);
+    while (n < 0 && errno == EINTR);
+    if (n != (ssize_t)sizeof(bytes)) {
+        err_msg("view: cannot make the URL's token: getrandom: %s",
+                n < 0 ? strerror(errno) : "short read");
+        return -1;
+    }
+    for (size_t i = 0; i < sizeof(bytes); i++)
+        snprintf(hex + 2 * i, 3, "%02x", bytes[i]);
+    return 0;
+}
 
 int http_listen(int *port)
 {
@@ -33,7 +62,7 @@ int http_listen(int *port)
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     socklen_t len = sizeof(sa);
     if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
-        bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 16) < 0 ||
+        bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, LISTEN_BACKLOG) < 0 ||
         getsockname(fd, (struct sockaddr *)&sa, &len) < 0) {
         int e = errno;
         close(fd);
@@ -54,23 +83,26 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned code, const char
     MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
     if (code == MHD_HTTP_METHOD_NOT_ALLOWED)
         MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+    /* A client that got nothing useful keeps no connection: it must connect again. */
+    if (code != MHD_HTTP_OK)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
     enum MHD_Result ok = MHD_queue_response(c, code, r);
     MHD_destroy_response(r);
     return ok;
 }
 
-/* The file is opened per request, so a trace rewritten by `calltrace export` is served new. */
+/* Every request is sent from the descriptor opened and checked before serving began (a
+ * duplicate of it, which the response closes): the path is never opened again, so what
+ * anyone puts there later is never sent. libmicrohttpd reads it at explicit offsets. */
 static enum MHD_Result send_trace(struct http_server *s, struct MHD_Connection *c,
                                   const struct view_entry *e)
 {
-    int fd = open(e->path, O_RDONLY | O_CLOEXEC);
-    struct stat st;
-    if (fd < 0 || fstat(fd, &st) < 0) {
-        if (fd >= 0)
-            close(fd);
-        return reply(c, MHD_HTTP_NOT_FOUND, "text/plain", "trace gone\n");
+    int fd = fcntl(e->fd, F_DUPFD_CLOEXEC, 0);
+    if (fd < 0) {
+        err_msg("view: cannot send %s: %s", e->path ? e->path : e->name, strerror(errno));
+        return MHD_NO;
     }
-    struct MHD_Response *r = MHD_create_response_from_fd64((uint64_t)st.st_size, fd);
+    struct MHD_Response *r = MHD_create_response_from_fd_at_offset64((uint64_t)e->size, fd, 0);
     if (!r) {
         close(fd);
         return MHD_NO;
@@ -82,9 +114,23 @@ static enum MHD_Result send_trace(struct http_server *s, struct MHD_Connection *
     MHD_add_response_header(r, MHD_HTTP_HEADER_ACCESS_CONTROL_ALLOW_ORIGIN, s->allow_origin);
     MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
     MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+    MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, (unsigned)SEND_TIMEOUT_S);
     enum MHD_Result ok = MHD_queue_response(c, MHD_HTTP_OK, r);
     MHD_destroy_response(r);
     return ok;
+}
+
+/* The path after "/TOKEN" when url starts with it, else NULL. The token's digits are compared
+ * in constant time: how long a wrong guess takes says nothing about how much of it was right. */
+static const char *after_token(const char *url, const char *token)
+{
+    if (url[0] != '/' || strnlen(url + 1, HTTP_TOKEN_LEN) < HTTP_TOKEN_LEN)
+        return NULL;
+    unsigned char diff = 0;
+    for (size_t i = 0; i < HTTP_TOKEN_LEN; i++)
+        diff |= (unsigned char)(url[1 + i] ^ token[i]);
+    const char *rest = url + 1 + HTTP_TOKEN_LEN;
+    return diff == 0 && rest[0] == '/' ? rest : NULL;
 }
 
 /* A page on some other site whose name resolves to 127.0.0.1 (DNS rebinding) would be
@@ -115,12 +161,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain", "only GET and HEAD\n");
     if (!loopback_host(c))
         return reply(c, MHD_HTTP_FORBIDDEN, "text/plain", "not a loopback Host\n");
-    if (s->index_html && !strcmp(url, "/"))
+    const char *path = after_token(url, s->token);
+    if (!path)
+        return reply(c, MHD_HTTP_NOT_FOUND, "text/plain", "not found\n");
+    if (s->index_html && !strcmp(path, "/"))
         return reply(c, MHD_HTTP_OK, "text/html; charset=utf-8", s->index_html);
     /* The URL is only ever compared with this table, never turned into a file name. */
     for (size_t i = 0; i < s->target->n; i++) {
         const struct view_entry *e = &s->target->entries[i];
-        if (e->url_path && !strcmp(url, e->url_path)) {
+        if (e->url_path && e->fd >= 0 && !strcmp(path, e->url_path)) {
             if (get)
                 *req_cls = &trace_request_mark;
             return send_trace(s, c, e);
@@ -143,6 +192,26 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
     *req_cls = NULL;
 }
 
+/* Each connection takes a socket, and a duplicate of a trace's descriptor while one is sent
+ * to it; the traces themselves are held open all along. The soft limit on open files is raised
+ * (within the hard one) to make room for MAX_CONNECTIONS, and the limit is what room there is. */
+static unsigned connection_limit(size_t held)
+{
+    struct rlimit lim;
+    rlim_t want = 2 * (rlim_t)MAX_CONNECTIONS + held + FD_RESERVE;
+    if (getrlimit(RLIMIT_NOFILE, &lim) < 0)
+        return MAX_CONNECTIONS;
+    if (lim.rlim_cur < want && lim.rlim_cur < lim.rlim_max) {
+        struct rlimit raised = {.rlim_cur = want < lim.rlim_max ? want : lim.rlim_max,
+                                .rlim_max = lim.rlim_max};
+        if (setrlimit(RLIMIT_NOFILE, &raised) == 0)
+            lim = raised;
+    }
+    rlim_t room = lim.rlim_cur > held + 2 * FD_RESERVE ? (lim.rlim_cur - held - FD_RESERVE) / 2
+                                                       : FD_RESERVE / 2;
+    return room < MAX_CONNECTIONS ? (unsigned)room : MAX_CONNECTIONS;
+}
+
 int http_server_start(struct http_server *s, int listen_fd)
 {
     s->fetched_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -151,11 +220,11 @@ int http_server_start(struct http_server *s, int listen_fd)
         close(listen_fd);
         return -1;
     }
-    s->daemon =
-        MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD, 0, NULL, NULL, on_request, s,
-                         MHD_OPTION_LISTEN_SOCKET, listen_fd, MHD_OPTION_NOTIFY_COMPLETED,
-                         on_completed, s, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)IDLE_TIMEOUT_S,
-                         MHD_OPTION_CONNECTION_LIMIT, (unsigned)MAX_CONNECTIONS, MHD_OPTION_END);
+    s->daemon = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD, 0, NULL, NULL, on_request, s,
+                                 MHD_OPTION_LISTEN_SOCKET, listen_fd, MHD_OPTION_NOTIFY_COMPLETED,
+                                 on_completed, s, MHD_OPTION_CONNECTION_TIMEOUT,
+                                 (unsigned)REQUEST_TIMEOUT_S, MHD_OPTION_CONNECTION_LIMIT,
+                                 connection_limit(s->target->n), MHD_OPTION_END);
     if (!s->daemon) {
         err_msg("view: cannot start the HTTP server (libmicrohttpd)");
         close(listen_fd);

@@ -4,9 +4,10 @@
 #include <stdlib.h>
 #include <time.h>
 
-int view_deep_link(char *out, size_t outlen, const char *ui_base, int port, const char *url_path)
+int view_deep_link(char *out, size_t outlen, const char *ui_base, const char *server,
+                   const char *url_path)
 {
-    int n = snprintf(out, outlen, "%s#!/?url=http://127.0.0.1:%d%s", ui_base, port, url_path);
+    int n = snprintf(out, outlen, "%s#!/?url=%s%s", ui_base, server, url_path);
     return n < 0 || (size_t)n >= outlen ? -1 : 0;
 }
 
@@ -36,14 +37,14 @@ static void put_html(FILE *f, const char *s)
     }
 }
 
-static void put_entry(FILE *f, const struct view_entry *e, const char *ui_base, int port)
+static void put_entry(FILE *f, const struct view_entry *e, const char *ui_base, const char *server)
 {
     char when[64] = "", link[4096];
     struct tm tm;
     if (localtime_r(&e->mtime.tv_sec, &tm))
         strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
     fputs("<tr><td>", f);
-    if (!e->problem && view_deep_link(link, sizeof(link), ui_base, port, e->url_path) == 0) {
+    if (!e->problem && view_deep_link(link, sizeof(link), ui_base, server, e->url_path) == 0) {
         fputs("<a href=\"", f);
         put_html(f, link);
         fputs("\">", f);
@@ -60,7 +61,7 @@ static void put_entry(FILE *f, const struct view_entry *e, const char *ui_base, 
     fputs("</td></tr>\n", f);
 }
 
-char *index_page(const struct view_target *t, const char *ui_base, int port)
+char *index_page(const struct view_target *t, const char *ui_base, const char *server)
 {
     char *page = NULL;
     size_t size = 0;
@@ -75,7 +76,7 @@ char *index_page(const struct view_target *t, const char *ui_base, int port)
           "<table>\n<tr><th>run</th><th>modified</th><th>bytes</th><th>trace</th></tr>\n",
           f);
     for (size_t i = 0; i < t->n; i++)
-        put_entry(f, &t->entries[i], ui_base, port);
+        put_entry(f, &t->entries[i], ui_base, server);
     fputs("</table>\n</body></html>\n", f);
     if (fclose(f) != 0) {
         free(page);

@@ -108,39 +108,47 @@ static const char *scan_verdict(const struct json_scan *s)
     return NULL;
 }
 
-static int read_magic(const char *path, bool *gzip, char *why, size_t whylen)
+static int read_magic(int fd, bool *gzip, char *why, size_t whylen)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        snprintf(why, whylen, "%s", strerror(errno));
-        return -1;
-    }
     unsigned char magic[2] = {0, 0};
-    ssize_t n = read(fd, magic, sizeof(magic));
-    int e = errno;
-    close(fd);
+    ssize_t n = pread(fd, magic, sizeof(magic), 0);
     if (n < 0) {
-        snprintf(why, whylen, "%s", strerror(e));
+        snprintf(why, whylen, "%s", strerror(errno));
         return -1;
     }
     *gzip = n == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
     return 0;
 }
 
-/* gzread reads a plain file as it is: one reader for both forms. */
-static gzFile open_trace(const char *path, char *why, size_t whylen)
+/* gzread reads a plain file as it is: one reader for both forms. zlib reads from the file
+ * position of a duplicate of fd (they share it), from the start; the server never depends on
+ * that position: it sends with explicit offsets. */
+static gzFile open_trace(int fd, char *why, size_t whylen)
 {
-    gzFile f = gzopen(path, "rb");
-    if (!f)
-        snprintf(why, whylen, "%s", errno ? strerror(errno) : "cannot open");
+    int dup_fd = -1;
+    gzFile f = NULL;
+    if (lseek(fd, 0, SEEK_SET) == 0 && (dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) >= 0)
+        f = gzdopen(dup_fd, "rb");
+    if (!f) {
+        snprintf(why, whylen, "%s", errno ? strerror(errno) : "cannot read");
+        if (dup_fd >= 0)
+            close(dup_fd);
+    }
     return f;
 }
 
-int trace_check(const char *path, bool *gzip, char *why, size_t whylen)
+/* zlib's messages start with the name it knows the file by, "<fd:N>: ". */
+static const char *zlib_reason(const char *msg)
 {
-    if (read_magic(path, gzip, why, whylen) < 0)
+    const char *after = msg && !strncmp(msg, "<fd:", 4) ? strstr(msg, ">: ") : NULL;
+    return after ? after + 3 : msg;
+}
+
+int trace_check(int fd, bool *gzip, char *why, size_t whylen)
+{
+    if (read_magic(fd, gzip, why, whylen) < 0)
         return -1;
-    gzFile f = open_trace(path, why, whylen);
+    gzFile f = open_trace(fd, why, whylen);
     if (!f)
         return -1;
     gzbuffer(f, SCAN_CHUNK);
@@ -158,16 +166,13 @@ int trace_check(const char *path, bool *gzip, char *why, size_t whylen)
         for (int i = 0; i < n && !s->error; i++)
             scan_byte(s, buf[i]);
     int zerr = Z_OK, saved_errno = errno;
-    const char *zmsg = s->error ? NULL : gzerror(f, &zerr);
+    const char *zmsg = s->error ? NULL : zlib_reason(gzerror(f, &zerr));
     /* zlib passes through what it cannot take for gzip: with the magic, that is damage. */
     bool direct = *gzip && gzdirect(f);
     if (zerr == Z_OK && direct) {
         zerr = Z_DATA_ERROR;
         zmsg = "not a complete gzip header";
     }
-    size_t plen = strlen(path); /* zlib's message starts with the path, given already */
-    if (zmsg && !strncmp(zmsg, path, plen) && !strncmp(zmsg + plen, ": ", 2))
-        zmsg += plen + 2;
     /* The message lives in f: copy it before closing. */
     if (zerr == Z_BUF_ERROR)
         snprintf(why, whylen, "truncated (the gzip data ends in the middle)");
@@ -219,36 +224,29 @@ static int check_plain_edges(int fd, off_t size, char *why, size_t whylen)
     return -1;
 }
 
-int trace_check_quick(const char *path, bool *gzip, char *why, size_t whylen)
+int trace_check_quick(int fd, bool *gzip, char *why, size_t whylen)
 {
-    if (read_magic(path, gzip, why, whylen) < 0)
+    if (read_magic(fd, gzip, why, whylen) < 0)
         return -1;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
     struct stat st;
-    if (fd < 0 || fstat(fd, &st) < 0) {
+    if (fstat(fd, &st) < 0) {
         snprintf(why, whylen, "%s", strerror(errno));
-        if (fd >= 0)
-            close(fd);
         return -1;
     }
-    int rc = 0;
     if (*gzip && st.st_size < 18) { /* 10 bytes of header and 8 of trailer at least */
         snprintf(why, whylen, "truncated (the gzip data ends in the middle)");
-        rc = -1;
-    } else if (!*gzip) {
-        rc = check_plain_edges(fd, st.st_size, why, whylen);
+        return -1;
     }
-    close(fd);
-    return rc;
+    return *gzip ? 0 : check_plain_edges(fd, st.st_size, why, whylen);
 }
 
 /* The first bytes of the trace itself (gunzipped): a JSON trace starts with { or [ after
  * blanks, a Perfetto protobuf trace with the tag of Trace.packet (field 1, length-delimited). */
-int trace_sniff(const char *path, bool *gzip, bool *protobuf, char *why, size_t whylen)
+int trace_sniff(int fd, bool *gzip, bool *protobuf, char *why, size_t whylen)
 {
-    if (read_magic(path, gzip, why, whylen) < 0)
+    if (read_magic(fd, gzip, why, whylen) < 0)
         return -1;
-    gzFile f = open_trace(path, why, whylen);
+    gzFile f = open_trace(fd, why, whylen);
     if (!f)
         return -1;
     unsigned char first = 0;
@@ -292,9 +290,9 @@ static const char *walk_packets(gzFile f)
     }
 }
 
-int trace_check_pftrace(const char *path, char *why, size_t whylen)
+int trace_check_pftrace(int fd, char *why, size_t whylen)
 {
-    gzFile f = open_trace(path, why, whylen);
+    gzFile f = open_trace(fd, why, whylen);
     if (!f)
         return -1;
     gzbuffer(f, SCAN_CHUNK);

@@ -28,6 +28,8 @@ struct view_ctx {
     char origin[URL_MAX];  /* the UI's origin, allowed to read the traces */
     char ui_base[URL_MAX]; /* the UI's page, deep links are made from it */
     char url[URL_MAX];     /* what is printed and opened */
+    char token[HTTP_TOKEN_LEN + 1];
+    char server_url[64]; /* http://127.0.0.1:PORT/TOKEN: what every served URL starts with */
     char *index_html;
     int port;
 };
@@ -160,11 +162,11 @@ static void announce(const struct view_ctx *v)
 {
     const struct view_options *o = v->o;
     if (v->target.index)
-        fprintf(stderr, "calltrace: serving %zu run%s of %s at http://127.0.0.1:%d/", v->target.n,
-                v->target.n == 1 ? "" : "s", v->target.dir, v->port);
+        fprintf(stderr, "calltrace: serving %zu run%s of %s at %s/", v->target.n,
+                v->target.n == 1 ? "" : "s", v->target.dir, v->server_url);
     else
-        fprintf(stderr, "calltrace: serving %s at http://127.0.0.1:%d%s", v->target.entries[0].path,
-                v->port, v->target.entries[0].url_path);
+        fprintf(stderr, "calltrace: serving %s at %s%s", v->target.entries[0].path, v->server_url,
+                v->target.entries[0].url_path);
     if (o->once)
         fprintf(stderr, " until it is fetched\n");
     else
@@ -265,15 +267,26 @@ static int take_signals(sigset_t *old_mask, struct sigaction *old_pipe)
     return fd;
 }
 
+/* Every URL starts with the token: only who was given one can fetch what is served. */
 static int make_url(struct view_ctx *v)
 {
+    if (http_token_new(v->token) < 0)
+        return -1;
+    snprintf(v->server_url, sizeof(v->server_url), "http://127.0.0.1:%d/%s", v->port, v->token);
     if (v->target.index) {
-        v->index_html = index_page(&v->target, v->ui_base, v->port);
-        snprintf(v->url, sizeof(v->url), "http://127.0.0.1:%d/", v->port);
-        return v->index_html ? 0 : -1;
+        snprintf(v->url, sizeof(v->url), "%s/", v->server_url);
+        if (!(v->index_html = index_page(&v->target, v->ui_base, v->server_url))) {
+            err_msg("view: out of memory");
+            return -1;
+        }
+        return 0;
     }
-    return view_deep_link(v->url, sizeof(v->url), v->ui_base, v->port,
-                          v->target.entries[0].url_path);
+    if (view_deep_link(v->url, sizeof(v->url), v->ui_base, v->server_url,
+                       v->target.entries[0].url_path) < 0) {
+        err_msg("view: %s: the URL is too long", v->o->ui_url);
+        return -1;
+    }
+    return 0;
 }
 
 static int serve(struct view_ctx *v)
@@ -285,7 +298,6 @@ static int serve(struct view_ctx *v)
         return -1;
     }
     if (make_url(v) < 0) {
-        err_msg("view: out of memory");
         close(fd);
         return -1;
     }
@@ -299,6 +311,7 @@ static int serve(struct view_ctx *v)
     v->server.target = &v->target;
     v->server.allow_origin = v->origin;
     v->server.index_html = v->index_html;
+    v->server.token = v->token;
     int rc = http_server_start(&v->server, fd);
     if (rc == 0) {
         announce(v);

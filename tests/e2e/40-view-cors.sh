@@ -32,10 +32,10 @@ for form in plain gzip; do
     [ -f "$CT_DIR/$name" ] || fail "no $name in $CT_DIR: $(ls "$CT_DIR")"
     calls=$(grep -c '"ph":"X"' <(if [ $form = gzip ]; then zcat "$CT_DIR/$name"; else cat "$CT_DIR/$name"; fi))
     view_start view --server-only --port 0 --ui-origin "$ALLOWED" "$CT_DIR"
-    [ "$VIEW_URL" = "$ALLOWED/#!/?url=http://127.0.0.1:$VIEW_PORT/$name" ] ||
+    [ "$VIEW_URL" = "$ALLOWED/#!/?url=http://127.0.0.1:$VIEW_PORT$VIEW_BASE/$name" ] ||
         fail "printed URL '$VIEW_URL' is not the deep link into $ALLOWED"
-    trace_url=http://127.0.0.1:$VIEW_PORT/$name
-    [ "$(http_probe header "$VIEW_PORT" "/$name" Access-Control-Allow-Origin)" = "$ALLOWED" ] ||
+    trace_url=http://127.0.0.1:$VIEW_PORT$VIEW_BASE/$name
+    [ "$(http_probe header "$VIEW_PORT" "$VIEW_BASE/$name" Access-Control-Allow-Origin)" = "$ALLOWED" ] ||
         fail "Access-Control-Allow-Origin is not $ALLOWED"
     expect_page "^OK events=[0-9]+ calls=$calls\$" "$ALLOWED" "$trace_url"
     expect_page "^ERR TypeError: Failed to fetch" "$OTHER" "$trace_url"
@@ -45,7 +45,7 @@ done
 
 CTX="[default origin]"
 view_start view --server-only --port 0 "$CT_DIR"
-[ "$(http_probe header "$VIEW_PORT" /trace.json.gz Access-Control-Allow-Origin)" = https://ui.perfetto.dev ] ||
+[ "$(http_probe header "$VIEW_PORT" "$VIEW_BASE/trace.json.gz" Access-Control-Allow-Origin)" = https://ui.perfetto.dev ] ||
     fail "the default Access-Control-Allow-Origin is not https://ui.perfetto.dev"
-expect_page "^ERR TypeError: Failed to fetch" "$ALLOWED" "http://127.0.0.1:$VIEW_PORT/trace.json.gz"
+expect_page "^ERR TypeError: Failed to fetch" "$ALLOWED" "http://127.0.0.1:$VIEW_PORT$VIEW_BASE/trace.json.gz"
 view_stop

@@ -12,16 +12,17 @@ sample_run
 
 CTX="[once]"
 view_start view --once --server-only --port 0 --timeout 100 "$RUN"
-[ "$VIEW_URL" = "https://ui.perfetto.dev/#!/?url=http://127.0.0.1:$VIEW_PORT/trace.json" ] ||
+[ "$VIEW_URL" = "https://ui.perfetto.dev/#!/?url=http://127.0.0.1:$VIEW_PORT$VIEW_BASE/trace.json" ] ||
     fail "printed URL '$VIEW_URL' is not the deep link"
 [ "$(wc -l <"$VIEW_OUT")" = 1 ] || fail "stdout should be the URL alone: $(cat "$VIEW_OUT")"
 grep -q 'ssh -L' "$VIEW_ERR" || fail "no ssh forwarding hint with --server-only: $(cat "$VIEW_ERR")"
-http_probe status "$VIEW_PORT" /trace.json HEAD >/dev/null
-http_probe status "$VIEW_PORT" /nothing >/dev/null
+http_probe status "$VIEW_PORT" "$VIEW_BASE/trace.json" HEAD >/dev/null
+http_probe status "$VIEW_PORT" "$VIEW_BASE/nothing" >/dev/null
+http_probe status "$VIEW_PORT" /trace.json >/dev/null
 http_probe silent "$VIEW_PORT" >/dev/null
 # Still serving: poll once more through a request that must succeed, then fetch for real.
 kill -0 "$VIEW_PID" 2>/dev/null || fail "--once exited before the trace was fetched: $(cat "$VIEW_ERR")"
-[ "$(http_probe get "$VIEW_PORT" /trace.json "$T/got.json")" = 200 ] || fail "GET failed"
+[ "$(http_probe get "$VIEW_PORT" "$VIEW_BASE/trace.json" "$T/got.json")" = 200 ] || fail "GET failed"
 view_wait_exit 10
 [ "$VIEW_RC" = 0 ] || fail "--once exited $VIEW_RC after the fetch: $(cat "$VIEW_ERR")"
 cmp -s "$T/got.json" "$RUN/trace.json" || fail "fetched trace differs"
@@ -69,7 +70,7 @@ BROWSER=$T/browser.sh view_start --open --once --port 0 --timeout 100 -z -o "$OP
 view_wait_exit 60
 [ "$VIEW_RC" = 0 ] || fail "calltrace --open exited $VIEW_RC: $(cat "$VIEW_ERR")"
 grep -q '^sum ' "$VIEW_OUT" || fail "the program's output is missing: $(cat "$VIEW_OUT")"
-[ "$VIEW_URL" = "https://ui.perfetto.dev/#!/?url=http://127.0.0.1:$VIEW_PORT/trace.json.gz" ] ||
+[ "$VIEW_URL" = "https://ui.perfetto.dev/#!/?url=http://127.0.0.1:$VIEW_PORT$VIEW_BASE/trace.json.gz" ] ||
     fail "--open printed '$VIEW_URL'"
 [ "$(cat "$BROWSER_LOG")" = "$VIEW_URL" ] || fail "--open gave \$BROWSER '$(cat "$BROWSER_LOG")'"
 cmp -s "$BROWSER_LOG.body" "$OPEN_DIR/trace.json.gz" || fail "--open did not serve the run's trace.json.gz"
@@ -82,9 +83,9 @@ if listening 9001; then
     note "port 9001 is busy here; the default-port deep link is not checked"
 else
     view_start view --once --server-only --timeout 100 "$RUN"
-    [ "$VIEW_URL" = "https://ui.perfetto.dev/#!/?url=http://127.0.0.1:9001/trace.json" ] ||
+    [ "$VIEW_URL" = "https://ui.perfetto.dev/#!/?url=http://127.0.0.1:9001$VIEW_BASE/trace.json" ] ||
         fail "default deep link is '$VIEW_URL'"
     grep -q 'note:' "$VIEW_ERR" && fail "port note printed on port 9001: $(cat "$VIEW_ERR")"
-    http_probe get 9001 /trace.json "$T/9001.json" >/dev/null
+    http_probe get 9001 "$VIEW_BASE/trace.json" "$T/9001.json" >/dev/null
     view_wait_exit 10
 fi

@@ -36,7 +36,7 @@ grep -q "port $VIEW_PORT: already in use by $CT_COMM (pid [0-9]*)" "$CT_ERR" ||
     fail "the error does not name the first calltrace: $(cat "$CT_ERR")"
 note "ok: $(cat "$CT_ERR")"
 kill -0 "$first" 2>/dev/null || fail "the first server died"
-[ "$(http_probe status "$VIEW_PORT" /trace.json)" = 200 ] || fail "the first server stopped answering"
+[ "$(http_probe status "$VIEW_PORT" "$VIEW_BASE/trace.json")" = 200 ] || fail "the first server stopped answering"
 # --open checks the port only after recording: the run is kept, the error is clear.
 ct_raw --open --server-only --port "$VIEW_PORT" -o "$T/open-run" -- "$BIN"
 [ "$CT_RC" != 0 ] || fail "--open on a busy port exited 0"

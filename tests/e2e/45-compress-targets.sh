@@ -48,9 +48,9 @@ cd "$T/cwd" || fail "cd $T/cwd"
 view_start view --once --server-only --port 0 --timeout 100
 cd "$T" || fail "cd $T"
 grep -q 'the newest run here is newer' "$VIEW_ERR" || fail "not the newest run: $(cat "$VIEW_ERR")"
-[ "$VIEW_URL" = "https://ui.perfetto.dev/#!/?url=http://127.0.0.1:$VIEW_PORT/trace.json" ] ||
+[ "$VIEW_URL" = "https://ui.perfetto.dev/#!/?url=http://127.0.0.1:$VIEW_PORT$VIEW_BASE/trace.json" ] ||
     fail "printed URL is '$VIEW_URL'"
-[ "$(http_probe get "$VIEW_PORT" /trace.json "$T/newest.json")" = 200 ] || fail "GET failed"
+[ "$(http_probe get "$VIEW_PORT" "$VIEW_BASE/trace.json" "$T/newest.json")" = 200 ] || fail "GET failed"
 view_wait_exit 10
 cmp -s "$T/newest.json" "$T/cwd/newer/trace.json" || fail "served trace is not the newest run's"
 
@@ -58,7 +58,7 @@ CTX="[record only]"
 rm "$T/cwd/newer/trace.json"
 view_start view --once --server-only --port 0 --timeout 100 "$T/cwd/newer"
 grep -q 'has no trace yet; making it from events.ctr' "$VIEW_ERR" || fail "no note about exporting: $(cat "$VIEW_ERR")"
-[ "$(http_probe get "$VIEW_PORT" /trace.json "$T/made.json")" = 200 ] || fail "GET failed"
+[ "$(http_probe get "$VIEW_PORT" "$VIEW_BASE/trace.json" "$T/made.json")" = 200 ] || fail "GET failed"
 view_wait_exit 10
 [ "$VIEW_RC" = 0 ] || fail "view exited $VIEW_RC"
 CT_TRACE=$T/made.json

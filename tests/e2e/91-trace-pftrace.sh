@@ -125,7 +125,8 @@ else
     ms=$((($(date +%s%N) - start) / 1000000))
     kill $view 2>/dev/null
     wait $view 2>/dev/null
-    [[ $url = *trace.pftrace* ]] || fail "view serves $url, not the run's trace.pftrace"
+    [[ $url =~ ^https://ui\.perfetto\.dev/#!/\?url=http://127\.0\.0\.1:[0-9]+/[0-9a-f]{32}/trace\.pftrace$ ]] ||
+        fail "view serves $url, not the run's trace.pftrace under a token"
     [ $ms -lt 2000 ] || fail "view took $ms ms to start serving an 11M-call run (at most 2000)"
 fi
 

@@ -5,7 +5,9 @@
 #
 #   view_start ARGS...   start `calltrace ARGS...` in the background (stdin /dev/null), wait
 #                        for the URL it prints; sets VIEW_PID VIEW_OUT VIEW_ERR VIEW_URL
-#                        VIEW_PORT (the port of the printed URL)
+#                        VIEW_PORT (the port of the printed URL), VIEW_TOKEN (the 32 hex
+#                        digits every served path starts with) and VIEW_BASE (/VIEW_TOKEN:
+#                        the trace is at $VIEW_BASE/trace.json)
 #   view_wait_exit S     wait up to S seconds for it to exit; sets VIEW_RC
 #   view_stop            SIGTERM it (if still running) and wait; sets VIEW_RC
 #   page_server DIR      serve DIR over HTTP on a free loopback port (another origin than the
@@ -20,7 +22,7 @@
 CT_FORMAT=default
 
 VIEW_LIB=$TESTS_DIR/lib/view
-VIEW_PID="" VIEW_OUT="" VIEW_ERR="" VIEW_URL="" VIEW_PORT="" VIEW_RC=""
+VIEW_PID="" VIEW_OUT="" VIEW_ERR="" VIEW_URL="" VIEW_PORT="" VIEW_TOKEN="" VIEW_BASE="" VIEW_RC=""
 PAGE_PIDS=()
 export BROWSER=false
 unset DISPLAY WAYLAND_DISPLAY
@@ -56,6 +58,10 @@ view_start() {
     VIEW_URL=$(grep -m 1 "^http" "$VIEW_OUT")
     VIEW_PORT=$(printf '%s\n' "$VIEW_URL" | sed -n 's|.*http://127\.0\.0\.1:\([0-9]*\)/.*|\1|p')
     [ -n "$VIEW_PORT" ] || fail "no 127.0.0.1 port in the printed URL '$VIEW_URL'"
+    VIEW_TOKEN=$(printf '%s\n' "$VIEW_URL" |
+        sed -n 's|.*http://127\.0\.0\.1:[0-9]*/\([0-9a-f]\{32\}\)/.*|\1|p')
+    [ -n "$VIEW_TOKEN" ] || fail "no token (32 hex digits) in the printed URL '$VIEW_URL'"
+    VIEW_BASE=/$VIEW_TOKEN
     # with --once and a $BROWSER that fetches at once, the server may be done already
     listening "$VIEW_PORT" || _view_gone || fail "URL printed but nothing listens on port $VIEW_PORT"
 }

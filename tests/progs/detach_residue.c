@@ -1,7 +1,7 @@
 /* A program to attach to and detach from again and again, whose address space a test compares
  * before and after (tests/e2e/96): it creates no thread and maps nothing once it said "ready".
  *   - COMPUTERS threads compute checksums through traced functions, each round checked against
- *     the same arithmetic done inline, and sleep a millisecond between rounds;
+ *     the same arithmetic done inline, and sleep 10 ms between rounds;
  *   - a spinner thread waits until told to spin, then calls a tiny traced function in a loop;
  *   - "park" (a line on stdin): the main thread sends the spinner SIGUSR1 until the signal lands
  *     outside the program's own code, i.e. in the code calltrace placed (its stub, trampoline
@@ -61,7 +61,7 @@ TRACED unsigned long spin(unsigned long x)
 static void *computer(void *arg)
 {
     unsigned long base = (unsigned long)(uintptr_t)arg * 1000003;
-    struct timespec pause = {0, 1000000};
+    struct timespec pause = {0, 10000000}; /* a small trace, quickly checked */
     while (!stopping) {
         unsigned long traced = 0, plain = 0;
         for (unsigned long i = 0; i < 200; i++) {

@@ -156,11 +156,13 @@ void leftovers_free(struct inject_space *sp)
     sp->nkept = 0;
 }
 
-/* The word of a thread's control block that names its block (fs:INJECT_TCB_SLOT), or 0. */
-static uint64_t tcb_word(const struct process *p, const struct thread_stack *st)
+/* The word of a thread's control block that names its block (fs:INJECT_TCB_SLOT), or 0 (also
+ * when the thread has no glibc thread control block: calltrace never wrote one there). */
+static uint64_t tcb_word(struct process *p, const struct thread_stack *st)
 {
     uint64_t w = 0;
-    if (!st->tp || mem_read(p->mem_fd, st->tp + INJECT_TCB_SLOT, &w, sizeof(w)) < 0)
+    if (!is_glibc_tcb(p, st->tp) ||
+        mem_read(p->mem_fd, st->tp + INJECT_TCB_SLOT, &w, sizeof(w)) < 0)
         return 0;
     return w;
 }

@@ -5,7 +5,8 @@
  *      gets its program counter back on the breakpoint (the original instruction runs once
  *      restored)
  *   2. step each thread that sits in a scratch page until it is back in the program's code
- *   3. write back the byte under every breakpoint
+ *   3. write back the byte under every breakpoint; unmap calltrace's scratch pages, unless a
+ *      frame may still run there (the inject backend: its region too, tracer/inject/leftovers.h)
  *   4. detach each thread, handing it the signal it was about to receive, if any
  *   5. a vfork parent, which cannot stop while its child runs on its memory, is left out of
  *      1-4; once its child has gone with the others it stops, and goes through 1, 2 and 4

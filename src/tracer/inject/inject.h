@@ -106,10 +106,11 @@ bool inject_patched_at(const struct session *s, const struct process *p, uint64_
  * block (attach.c); via: the thread to run system calls in. */
 void inject_attach_threads(struct session *s, struct process *p, pid_t via);
 bool inject_in_stale_code(const struct session *s, const struct process *p, uint64_t pc);
-/* Leaving attached processes, every thread stopped and out of the injected code: entries and
- * hooked return addresses restored, no trampoline waits for calltrace any more. Returns 0, or
- * -1 (said on stderr). */
-int inject_detach(struct session *s);
+/* Leaving attached processes, every thread stopped (held[0..nheld)) and out of the injected
+ * code: entries and hooked return addresses restored, no trampoline waits for calltrace any
+ * more, and what calltrace mapped unmapped unless a frame may still use it (leftovers.h).
+ * Returns 0, or -1 (said on stderr). */
+int inject_detach(struct session *s, struct thread *const *held, size_t nheld);
 
 /* Answers the requests of the in-process hooks that need calltrace (requests.c): between two
  * passes over the rings. */

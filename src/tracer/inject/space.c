@@ -162,6 +162,7 @@ void space_free(struct inject_engine *e, struct inject_space *sp)
     free(sp->patches);
     free(sp->lib_blobs);
     free(sp->stale.v);
+    leftovers_free(sp);
     free(sp);
 }
 

@@ -12,6 +12,7 @@
 #include "tracer/inject/inject.h"
 #include "tracer/inject/ring_reader.h"
 #include "tracer/inject/unwind.h"
+#include "tracer/inject/leftovers.h"
 
 /*   region:  header (4 KiB: the main thread's claim word) | slot 0 | slot 1 | ... slot N-1
  *   slot:    ctl (4 KiB, arch/ring_abi.h CTL_*) | shadow stack | ring
@@ -27,6 +28,14 @@
 #define REGION_PROGRESS 64
 _Static_assert(REGION_GONE == REGION_PROGRESS + 8,
                "the hook routine finds it after the progress word");
+/* In a header a detach kept (leftovers.h): the mark, and how many ranges it kept, listed (struct
+ * addr_range) right after the copies of the blob (REGION_COPY). */
+#define REGION_KEPT 8
+#define REGION_KEPT_COUNT 16
+#define REGION_KEPT_MARK 0x31307470656b7463ull /* "ctkept01" */
+/* CTL_CONSUMER of a control block a detach kept: no process has this pid (the kernel's limit,
+ * PID_MAX_LIMIT, is 4194304), so a trampoline that still signals calltrace reaches nobody. */
+#define NO_CONSUMER 0x7fffffffu
 #define REGION_SLOTS 256       /* threads alive at once; more run untraced */
 #define SHADOW_SIZE (8u << 20) /* 262144 nested calls */
 
@@ -84,6 +93,8 @@ struct inject_space {
     uint64_t linker_hook;    /* the dynamic linker's _dl_debug_state, hooked in the program, or 0 */
     struct stale_code stale; /* attached: what a killed calltrace left (stale_patches.c) */
     bool hold_jumps;         /* attaching: the jumps wait for patch_flush_held */
+    struct kept_set *kept;   /* attached: what earlier detaches kept (leftovers.h) */
+    size_t nkept;
 };
 
 /* Has p create the region (a memfd) and map it, through the stopped thread via, and maps it in

@@ -210,13 +210,14 @@ static uint64_t lost_returns(const struct session *s)
 static void print_summary(const char *run, const struct trace_stats *stats, const struct session *s,
                           const struct call_gate *gate)
 {
-    fprintf(stderr, "calltrace: trace in %s/%s: %llu calls", run, stats->files,
-            (unsigned long long)stats->calls);
+    char unfinished[48] = "";
     if (stats->unfinished)
-        fprintf(stderr, " (%llu unfinished)", (unsigned long long)stats->unfinished);
-    fprintf(stderr, ", %llu thread%s, %llu process%s\n", (unsigned long long)stats->threads,
-            stats->threads == 1 ? "" : "s", (unsigned long long)stats->processes,
-            stats->processes == 1 ? "" : "es");
+        snprintf(unfinished, sizeof(unfinished), " (%llu unfinished)",
+                 (unsigned long long)stats->unfinished);
+    note_msg("trace in %s/%s: %llu calls%s, %llu thread%s, %llu process%s", run, stats->files,
+             (unsigned long long)stats->calls, unfinished, (unsigned long long)stats->threads,
+             stats->threads == 1 ? "" : "s", (unsigned long long)stats->processes,
+             stats->processes == 1 ? "" : "es");
     if (gate && gate->dropped_deep)
         fprintf(stderr, "calltrace: %llu calls deeper than -D %u left out\n",
                 (unsigned long long)gate->dropped_deep, gate->max_depth);

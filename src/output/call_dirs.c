@@ -363,14 +363,14 @@ int call_dirs_export(const struct run_dir *run, unsigned max_dirs, struct call_d
 void call_dirs_print_summary(const char *run, const struct call_dirs_stats *stats,
                              unsigned max_dirs)
 {
-    fprintf(stderr, "calltrace: arguments of %llu calls of %llu functions in %s/%s",
-            (unsigned long long)stats->calls, (unsigned long long)stats->functions, run,
-            CALL_DIRS_NAME);
+    char capped[160] = "";
     if (stats->capped)
-        fprintf(stderr,
-                "; %llu function%s had more calls than --max-call-dirs %u: the "
-                "folders hold their first %u, the trace all of them",
-                (unsigned long long)stats->capped, stats->capped == 1 ? "" : "s", max_dirs,
-                max_dirs);
-    fputc('\n', stderr);
+        snprintf(capped, sizeof(capped),
+                 "; %llu function%s had more calls than --max-call-dirs %u: the folders hold "
+                 "their first %u, the trace all of them",
+                 (unsigned long long)stats->capped, stats->capped == 1 ? "" : "s", max_dirs,
+                 max_dirs);
+    note_msg("arguments of %llu calls of %llu functions in %s/%s%s",
+             (unsigned long long)stats->calls, (unsigned long long)stats->functions, run,
+             CALL_DIRS_NAME, capped);
 }

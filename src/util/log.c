@@ -72,6 +72,14 @@ void err_msg(const char *fmt, ...)
     va_end(ap);
 }
 
+void note_msg(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vmsg(NULL, fmt, ap);
+    va_end(ap);
+}
+
 void err_hint(const char *hint, const char *fmt, ...)
 {
     va_list ap;

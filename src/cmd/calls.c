@@ -16,7 +16,9 @@
 #include "cmd/commands.h"
 #include "output/call_dirs.h"
 #include "output/run_dir.h"
+#include "util/json_string.h"
 #include "util/log.h"
+#include "util/text_escape.h"
 
 #define JSON_FILE_MAX (64 << 20)
 
@@ -122,6 +124,29 @@ static double num_of(const cJSON *o, const char *key)
     return cJSON_IsNumber(v) ? v->valuedouble : 0;
 }
 
+/* The files of a run directory are untrusted input, like the names in them. */
+static void put_json(const cJSON *doc)
+{
+    char *text = cJSON_Print(doc);
+    char *safe = text ? json_text_safe(text) : NULL;
+    if (safe)
+        puts(safe);
+    else
+        err_msg("out of memory");
+    free(safe);
+    free(text);
+}
+
+/* "  name = value": a value as gdb prints it, escaped already when it was written. */
+static void put_value_line(const char *name, const char *value)
+{
+    fputs("  ", stdout);
+    fputs_name(name ? name : "?", stdout);
+    fputs(" = ", stdout);
+    fputs_escaped(value ? value : "?", stdout, TEXT_VALUE);
+    putchar('\n');
+}
+
 /* "int square(int v)" from a call.json. */
 static void print_signature(const char *name, const cJSON *call)
 {
@@ -129,19 +154,22 @@ static void print_signature(const char *name, const cJSON *call)
     const char *rtype = ret ? str_of(ret, "type") : NULL;
     /* a C++ name carries its parameter types already: the names follow in brackets */
     bool cxx = strchr(name, '(') != NULL;
-    printf(cxx ? "%s  [" : "%s(", name);
+    fputs_name(name, stdout);
+    fputs(cxx ? "  [" : "(", stdout);
     const cJSON *p, *params = cJSON_GetObjectItemCaseSensitive(call, "params");
     const char *sep = "";
     cJSON_ArrayForEach(p, params)
     {
-        printf("%s%s %s", sep, str_of(p, "type") ? str_of(p, "type") : "?",
-               str_of(p, "name") ? str_of(p, "name") : "?");
+        fputs(sep, stdout);
+        fputs_name(str_of(p, "type") ? str_of(p, "type") : "?", stdout);
+        putchar(' ');
+        fputs_name(str_of(p, "name") ? str_of(p, "name") : "?", stdout);
         sep = ", ";
     }
-    printf("%s -> %s%s", cxx ? "]" : ")", rtype ? rtype : "void",
-           cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(call, "raw_registers"))
-               ? " [no DWARF: raw registers]"
-               : "");
+    fputs(cxx ? "] -> " : ") -> ", stdout);
+    fputs_name(rtype ? rtype : "void", stdout);
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(call, "raw_registers")))
+        fputs(" [no DWARF: raw registers]", stdout);
 }
 
 static cJSON *read_call(const char *run, const char *folder, long n)
@@ -190,7 +218,7 @@ static int summary(const char *run, cJSON *index, bool json, struct srclines *sl
             if (first)
                 print_signature(name, first);
             else
-                printf("%s", name);
+                fputs_name(name, stdout);
             struct source_line where;
             if (sl->wanted && srcline_of(sl, name, &where))
                 cli_put_srcline(stdout, "  at ", &where, "");
@@ -199,10 +227,7 @@ static int summary(const char *run, cJSON *index, bool json, struct srclines *sl
         cJSON_Delete(first);
     }
     if (json) {
-        char *text = cJSON_Print(out);
-        if (text)
-            puts(text);
-        free(text);
+        put_json(out);
         cJSON_Delete(out);
     }
     return 0;
@@ -238,28 +263,25 @@ static int one_call(const char *run, cJSON *index, const char *func, const char 
         return 1;
     if (json) {
         add_srcline_json(call, sl, func);
-        char *text = cJSON_Print(call);
-        if (text)
-            puts(text);
-        free(text);
+        put_json(call);
         cJSON_Delete(call);
         return 0;
     }
-    printf(
-        "%s #%lld  pid %.0f  tid %.0f  entry %.3f us  exit %.3f us%s\n", func, n,
-        num_of(call, "pid"), num_of(call, "tid"), num_of(call, "entry_us"), num_of(call, "exit_us"),
-        cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(call, "unfinished")) ? "  (unfinished)" : "");
+    fputs_name(func, stdout);
+    printf(" #%lld  pid %.0f  tid %.0f  entry %.3f us  exit %.3f us%s\n", n, num_of(call, "pid"),
+           num_of(call, "tid"), num_of(call, "entry_us"), num_of(call, "exit_us"),
+           cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(call, "unfinished")) ? "  (unfinished)"
+                                                                              : "");
     if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(call, "raw_registers")))
         printf("  (its argument registers, raw: no DWARF for it, or its file changed)\n");
     struct source_line where;
     if (sl->wanted && srcline_of(sl, func, &where))
         cli_put_srcline(stdout, "  defined at ", &where, "\n");
     const cJSON *p, *params = cJSON_GetObjectItemCaseSensitive(call, "params");
-    cJSON_ArrayForEach(p, params) printf("  %s = %s\n", str_of(p, "name") ? str_of(p, "name") : "?",
-                                         str_of(p, "value") ? str_of(p, "value") : "?");
+    cJSON_ArrayForEach(p, params) put_value_line(str_of(p, "name"), str_of(p, "value"));
     const cJSON *ret = cJSON_GetObjectItemCaseSensitive(call, "return");
     if (ret)
-        printf("  return = %s\n", str_of(ret, "value") ? str_of(ret, "value") : "?");
+        put_value_line("return", str_of(ret, "value"));
     cJSON_Delete(call);
     return 0;
 }

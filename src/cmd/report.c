@@ -17,7 +17,9 @@
 #include "record/clock.h"
 #include "cmd/commands.h"
 #include "util/duration.h"
+#include "util/json_string.h"
 #include "util/log.h"
+#include "util/text_escape.h"
 
 enum report_format { FMT_TABLE, FMT_CSV, FMT_JSON };
 
@@ -225,10 +227,10 @@ static void print_table(struct report_ctx *rc, const struct report_row *rows, si
                duration_format(t[0], 32, s->total_ns), duration_format(t[1], 32, s->self_ns),
                duration_format(t[2], 32, avg_of(s)), duration_format(t[3], 32, s->min_ns),
                duration_format(t[4], 32, s->max_ns));
-        cli_put_name(stdout, rows[i].name);
+        fputs_name(rows[i].name, stdout);
         if (images) {
             fputs(" [", stdout);
-            cli_put_name(stdout, base_name(replay_sym_image(&p->replay, rows[i].sym)));
+            fputs_name(base_name(replay_sym_image(&p->replay, rows[i].sym)), stdout);
             putchar(']');
         }
         if (s->unfinished)
@@ -240,16 +242,19 @@ static void print_table(struct report_ctx *rc, const struct report_row *rows, si
     }
 }
 
-/* RFC 4180: C++ names hold commas. */
+/* RFC 4180 (C++ names hold commas), the name escaped as in the table (no control byte, so no
+ * line break, can be in a field). */
 static void put_csv_field(const char *s)
 {
+    char *escaped = text_escape_dup(s, TEXT_NAME);
     putchar('"');
-    for (; *s; s++) {
-        if (*s == '"')
+    for (const char *c = escaped ? escaped : "?"; *c; c++) {
+        if (*c == '"')
             putchar('"');
-        putchar(*s);
+        putchar(*c);
     }
     putchar('"');
+    free(escaped);
 }
 
 static int64_t percentile_of(const struct profile *p, uint32_t sym, double pct)
@@ -290,12 +295,14 @@ static int put_json(cJSON *root)
 {
     char *text = cJSON_Print(root);
     cJSON_Delete(root);
-    if (!text) {
+    char *safe = text ? json_text_safe(text) : NULL; /* cJSON keeps a name's bytes as they are */
+    free(text);
+    if (!safe) {
         err_msg("out of memory");
         return -1;
     }
-    puts(text);
-    free(text);
+    puts(safe);
+    free(safe);
     return 0;
 }
 
@@ -371,7 +378,7 @@ static void print_hist_table(const struct replay *r, uint32_t sym, const struct 
     latency_log2_counts(h, counts, &first, &last);
     for (unsigned k = first; k <= last; k++)
         most = counts[k] > most ? counts[k] : most;
-    cli_put_name(stdout, replay_sym(r, sym)->name);
+    fputs_name(replay_sym(r, sym)->name, stdout);
     printf(": %llu calls, their durations in ns\n", (unsigned long long)h->count);
     for (unsigned k = first; k <= last; k++) {
         char lo[24], hi[24], label[56];

@@ -22,6 +22,7 @@
 #include "output/call_values.h"
 #include "util/duration.h"
 #include "util/log.h"
+#include "util/text_escape.h"
 
 struct tree_cli {
     const char *run;
@@ -161,12 +162,18 @@ static void put_values(const struct tree_ctx *tc, struct tree_thread *tt,
                                                   with_result ? f->ret : NULL, &cv) == 0;
     if (with_args) {
         putc('(', tt->out);
-        for (size_t i = 0; ok && i < cv.nargs; i++)
-            fprintf(tt->out, "%s%s=%s", i ? ", " : "", cv.args[i].name, cv.args[i].value);
+        for (size_t i = 0; ok && i < cv.nargs; i++) {
+            fputs(i ? ", " : "", tt->out);
+            fputs_name(cv.args[i].name, tt->out);
+            putc('=', tt->out);
+            fputs_escaped(cv.args[i].value, tt->out, TEXT_VALUE);
+        }
         putc(')', tt->out);
     }
-    if (ok && with_result && cv.has_result)
-        fprintf(tt->out, " = %s", cv.result.value);
+    if (ok && with_result && cv.has_result) {
+        fputs(" = ", tt->out);
+        fputs_escaped(cv.result.value, tt->out, TEXT_VALUE);
+    }
     call_values_free(&cv);
 }
 
@@ -184,7 +191,7 @@ static void flush_opener(struct tree_ctx *tc, struct tree_thread *tt, const stru
 {
     fprintf(tt->out, "%12s  ", "");
     put_indent(tt->out, depth);
-    fputs(replay_sym(r, f->sym)->name, tt->out);
+    fputs_name(replay_sym(r, f->sym)->name, tt->out);
     put_values(tc, tt, f, true, false);
     fputs(" {", tt->out);
     put_srcline(tc, tt->out, r, f->sym);
@@ -245,13 +252,15 @@ static int on_exit_call(void *ctx, struct replay *r, const struct call_done *c)
     const char *name = replay_sym(r, c->frame->sym)->name;
     bool leaf = tt->pending;
     if (leaf) {
-        fputs(name, tt->out);
+        fputs_name(name, tt->out);
         put_values(tc, tt, c->frame, true, true);
         putc(';', tt->out);
     } else {
         putc('}', tt->out);
         put_values(tc, tt, c->frame, false, true);
-        fprintf(tt->out, " /* %s */", name);
+        fputs(" /* ", tt->out);
+        fputs_name(name, tt->out);
+        fputs(" */", tt->out);
     }
     put_marks(tt->out, c->flags);
     if (leaf)

@@ -47,7 +47,7 @@ static bool safe_char(char c)
            c == '-' || c == '.' || c == '+';
 }
 
-void call_dirs_folder_name(const char *name, char *out, size_t outlen)
+void call_dirs_file_name(const char *name, char *out, size_t outlen)
 {
     size_t len = strlen(name);
     bool safe = len && len <= 100 && name[0] != '.';
@@ -89,7 +89,7 @@ static struct func_dir *dir_of(struct dirs_writer *w, uint32_t func)
         free(d);
         return NULL;
     }
-    call_dirs_folder_name(name, d->folder, sizeof(d->folder));
+    call_dirs_file_name(name, d->folder, sizeof(d->folder));
     w->dirs[w->ndirs++] = d;
     w->stats->functions++;
     return d;
@@ -128,22 +128,31 @@ static int func_folder(struct dirs_writer *w, struct func_dir *d)
 }
 
 /* Names and types come from the program's symbols and DWARF, any bytes at all, and cJSON writes
- * strings as they are: only valid UTF-8 may go in. */
-static void add_text(cJSON *o, const char *key, const char *text)
+ * strings as they are: json_text_safe makes them valid UTF-8 and safe to `cat`. Consumes doc. */
+static int write_json(struct dirs_writer *w, int dir, const char *name, cJSON *doc)
 {
-    char *valid = json_utf8_copy(text, strlen(text));
-    cJSON_AddStringToObject(o, key, valid ? valid : "");
-    free(valid);
+    char *text = cJSON_Print(doc);
+    cJSON_Delete(doc);
+    char *safe = text ? json_text_safe(text) : NULL;
+    free(text);
+    if (!safe) {
+        errno = ENOMEM;
+        note_error(w);
+        return -1;
+    }
+    write_file(w, dir, name, safe, strlen(safe));
+    free(safe);
+    return 0;
 }
 
 static cJSON *value_json(const struct arg_value *a, const char *bin)
 {
     cJSON *o = cJSON_CreateObject();
-    add_text(o, "name", a->name);
-    add_text(o, "type", a->type);
-    add_text(o, "value", a->value);
+    cJSON_AddStringToObject(o, "name", a->name);
+    cJSON_AddStringToObject(o, "type", a->type);
+    cJSON_AddStringToObject(o, "value", a->value);
     if (bin)
-        add_text(o, "bytes", bin);
+        cJSON_AddStringToObject(o, "bytes", bin);
     return o;
 }
 
@@ -168,7 +177,7 @@ static void write_call(struct dirs_writer *w, struct func_dir *d, const struct c
         return;
     }
     cJSON *root = cJSON_CreateObject();
-    add_text(root, "function", d->name);
+    cJSON_AddStringToObject(root, "function", d->name);
     cJSON_AddNumberToObject(root, "call", f->user);
     cJSON_AddNumberToObject(root, "pid", call->thread->pid);
     cJSON_AddNumberToObject(root, "tid", call->thread->tid);
@@ -184,25 +193,19 @@ static void write_call(struct dirs_writer *w, struct func_dir *d, const struct c
     for (size_t i = 0; i < cv.nargs; i++) {
         char bin[160] = "";
         if (cv.args[i].bytes) {
-            snprintf(bin, sizeof(bin), "arg_%s.bin", cv.args[i].name);
+            char safe[128]; /* the name is the DWARF's: any bytes */
+            call_dirs_file_name(cv.args[i].name, safe, sizeof(safe));
+            snprintf(bin, sizeof(bin), "arg_%s.bin", safe);
             write_file(w, dir, bin, cv.args[i].bytes, cv.args[i].nbytes);
         }
         cJSON_AddItemToArray(params, value_json(&cv.args[i], bin[0] ? bin : NULL));
     }
     if (cv.has_result)
         cJSON_AddItemToObject(root, "return", value_json(&cv.result, NULL));
-    char *text = cJSON_Print(root);
-    cJSON_Delete(root);
     call_values_free(&cv);
-    if (text)
-        write_file(w, dir, CALL_JSON_NAME, text, strlen(text));
-    else {
-        errno = ENOMEM;
-        note_error(w);
-    }
-    free(text);
+    int written = write_json(w, dir, CALL_JSON_NAME, root);
     close(dir);
-    if (!text)
+    if (written < 0)
         return;
     d->folders++;
     w->stats->folders++;
@@ -254,19 +257,13 @@ static void write_index(struct dirs_writer *w)
     cJSON *funcs = cJSON_AddArrayToObject(root, "functions");
     for (size_t i = 0; i < w->ndirs; i++) {
         cJSON *f = cJSON_CreateObject();
-        add_text(f, "name", w->dirs[i]->name);
-        add_text(f, "folder", w->dirs[i]->folder);
+        cJSON_AddStringToObject(f, "name", w->dirs[i]->name);
+        cJSON_AddStringToObject(f, "folder", w->dirs[i]->folder);
         cJSON_AddNumberToObject(f, "calls", w->dirs[i]->calls);
         cJSON_AddNumberToObject(f, "folders", w->dirs[i]->folders);
         cJSON_AddItemToArray(funcs, f);
     }
-    char *text = cJSON_Print(root);
-    cJSON_Delete(root);
-    if (text)
-        write_file(w, w->root, CALL_DIRS_INDEX, text, strlen(text));
-    else
-        note_error(w);
-    free(text);
+    write_json(w, w->root, CALL_DIRS_INDEX, root);
 }
 
 static void free_writer(struct dirs_writer *w)

@@ -19,9 +19,9 @@ static bool safe(const char *s)
 int main(void)
 {
     char a[128], b[128];
-    call_dirs_folder_name("square", a, sizeof(a));
+    call_dirs_file_name("square", a, sizeof(a));
     CHECK(strcmp(a, "square") == 0);
-    call_dirs_folder_name("foo.isra.0", a, sizeof(a));
+    call_dirs_file_name("foo.isra.0", a, sizeof(a));
     CHECK(strcmp(a, "foo.isra.0") == 0);
     static const char *const hostile[] = {
         "Vec::operator+(Vec const&) const",
@@ -32,22 +32,25 @@ int main(void)
         "",
         "std::vector<int, std::allocator<int> >::push_back(int const&)",
         "x~y",
-        "a\nb"};
+        "a\nb",
+        "p\x1b]0;title\x07", /* DWARF parameter names get the same rule (arg_NAME.bin) */
+        "p\xc2\x9b"
+        "2J"};
     for (size_t i = 0; i < sizeof(hostile) / sizeof(hostile[0]); i++) {
-        call_dirs_folder_name(hostile[i], a, sizeof(a));
+        call_dirs_file_name(hostile[i], a, sizeof(a));
         CHECK(safe(a));
         CHECK(strcmp(a, hostile[i]) != 0);
     }
     char longname[300];
     memset(longname, 'f', sizeof(longname) - 1);
     longname[sizeof(longname) - 1] = '\0';
-    call_dirs_folder_name(longname, a, sizeof(a));
+    call_dirs_file_name(longname, a, sizeof(a));
     CHECK(safe(a));
     longname[0] = 'g'; /* cleaned up alike, told apart by the hash */
-    call_dirs_folder_name(longname, b, sizeof(b));
+    call_dirs_file_name(longname, b, sizeof(b));
     CHECK(safe(b) && strcmp(a, b) != 0);
-    call_dirs_folder_name("a/b", a, sizeof(a));
-    call_dirs_folder_name("a:b", b, sizeof(b));
+    call_dirs_file_name("a/b", a, sizeof(a));
+    call_dirs_file_name("a:b", b, sizeof(b));
     CHECK(strcmp(a, b) != 0);
     return unit_finish("call_dirs");
 }

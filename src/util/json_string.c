@@ -120,7 +120,8 @@ char *json_text_safe(const char *text)
         const unsigned char *p = (const unsigned char *)text;
         for (size_t i = 0; i < len;) {
             size_t n = utf8_valid_len(p + i, len - i);
-            if (p[i] == 0x7f || (n && utf8_is_control(p + i, n))) {
+            bool layout = p[i] == '\n' || p[i] == '\t';
+            if ((p[i] < 0x20 && !layout) || p[i] == 0x7f || (n && utf8_is_control(p + i, n))) {
                 put_control(&s, p + i, n);
             } else if (n) {
                 sink_put(&s, text + i, n);

@@ -69,8 +69,8 @@ static void usage(FILE *f)
     fputs("usage: calltrace calls [--json] [--srcline] [RUN]\n"
           "       calltrace calls [--json] [--srcline] [RUN] FUNC N\n"
           "The arguments recorded with -A (and -R): each function with its captured calls and\n"
-          "its parameters, or call N (from 1) of FUNC with its values. RUN defaults to the\n"
-          "newest run directory here.\n"
+          "its parameters, or call N (from 1) of FUNC with its values (FUNC as the list\n"
+          "prints it). RUN defaults to the newest run directory here.\n"
           "  -j, --json       print JSON instead\n"
           "      --srcline    where each function is defined (file:line, from DWARF)\n",
           f);
@@ -233,6 +233,17 @@ static int summary(const char *run, cJSON *index, bool json, struct srclines *sl
     return 0;
 }
 
+/* FUNC as the summary prints it (escaped: util/text_escape.h), or its bytes as they are. */
+static bool names_function(const char *name, const char *func)
+{
+    if (strcmp(name, func) == 0)
+        return true;
+    char *shown = text_escape_dup(name, TEXT_NAME);
+    bool same = shown && strcmp(shown, func) == 0;
+    free(shown);
+    return same;
+}
+
 static int one_call(const char *run, cJSON *index, const char *func, const char *number, bool json,
                     struct srclines *sl)
 {
@@ -241,13 +252,14 @@ static int one_call(const char *run, cJSON *index, const char *func, const char 
         return 2;
     const cJSON *f, *funcs = cJSON_GetObjectItemCaseSensitive(index, "functions");
     const cJSON *found = NULL;
-    cJSON_ArrayForEach(f, funcs) if (str_of(f, "name") && strcmp(str_of(f, "name"), func) == 0)
+    cJSON_ArrayForEach(f, funcs) if (str_of(f, "name") && names_function(str_of(f, "name"), func))
         found = f;
     if (!found) {
         err_hint("calltrace calls RUN lists them", "%s: no arguments of %s were recorded", run,
                  func);
         return 1;
     }
+    func = str_of(found, "name"); /* as recorded, when FUNC was given escaped */
     if (n > num_of(found, "calls")) {
         err_msg("%s: %s has %.0f recorded calls, not %lld", run, func, num_of(found, "calls"), n);
         return 1;

@@ -59,6 +59,8 @@ save tree tree "$run"
 save calls calls "$run"
 save calls.json calls --json "$run"
 save call calls "$run" "$(printf 'args\033[2J')" 1
+save call.escaped calls "$run" 'args\x1b[2J' 1 # the name as calls prints it
+cmp -s "$T/call" "$T/call.escaped" || fail "calls RUN FUNC N: the escaped name finds another call"
 save graph.dot graph "$run"
 save export.err export "$run"
 cp "$CT_ERR" "$T/export.err"

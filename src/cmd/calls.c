@@ -124,19 +124,6 @@ static double num_of(const cJSON *o, const char *key)
     return cJSON_IsNumber(v) ? v->valuedouble : 0;
 }
 
-/* The files of a run directory are untrusted input, like the names in them. */
-static void put_json(const cJSON *doc)
-{
-    char *text = cJSON_Print(doc);
-    char *safe = text ? json_text_safe(text) : NULL;
-    if (safe)
-        puts(safe);
-    else
-        err_msg("out of memory");
-    free(safe);
-    free(text);
-}
-
 /* "  name = value": a value as gdb prints it, escaped already when it was written. */
 static void put_value_line(const char *name, const char *value)
 {
@@ -227,8 +214,7 @@ static int summary(const char *run, cJSON *index, bool json, struct srclines *sl
         cJSON_Delete(first);
     }
     if (json) {
-        put_json(out);
-        cJSON_Delete(out);
+        cli_put_json(out); /* the files of a run are untrusted, like the names in them */
     }
     return 0;
 }
@@ -275,8 +261,7 @@ static int one_call(const char *run, cJSON *index, const char *func, const char 
         return 1;
     if (json) {
         add_srcline_json(call, sl, func);
-        put_json(call);
-        cJSON_Delete(call);
+        cli_put_json(call);
         return 0;
     }
     fputs_name(func, stdout);

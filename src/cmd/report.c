@@ -242,21 +242,6 @@ static void print_table(struct report_ctx *rc, const struct report_row *rows, si
     }
 }
 
-/* RFC 4180 (C++ names hold commas), the name escaped as in the table (no control byte, so no
- * line break, can be in a field). */
-static void put_csv_field(const char *s)
-{
-    char *escaped = text_escape_dup(s, TEXT_NAME);
-    putchar('"');
-    for (const char *c = escaped ? escaped : "?"; *c; c++) {
-        if (*c == '"')
-            putchar('"');
-        putchar(*c);
-    }
-    putchar('"');
-    free(escaped);
-}
-
 static int64_t percentile_of(const struct profile *p, uint32_t sym, double pct)
 {
     return p->hists && p->hists[sym] ? latency_percentile(p->hists[sym], pct) : 0;
@@ -270,9 +255,9 @@ static void print_csv(struct report_ctx *rc, const struct report_row *rows, size
            rc->cli->srcline ? ",file,line" : "");
     for (size_t i = 0; i < n; i++) {
         const struct func_stats *s = rows[i].s;
-        put_csv_field(rows[i].name);
+        cli_put_csv_field(rows[i].name);
         putchar(',');
-        put_csv_field(replay_sym_image(&p->replay, rows[i].sym));
+        cli_put_csv_field(replay_sym_image(&p->replay, rows[i].sym));
         printf(",%llu,%lld,%lld,%lld,%lld,%lld,%llu,%lld,%lld,%lld", (unsigned long long)s->calls,
                (long long)s->total_ns, (long long)s->self_ns, (long long)avg_of(s),
                (long long)s->min_ns, (long long)s->max_ns, (unsigned long long)s->unfinished,
@@ -282,28 +267,13 @@ static void print_csv(struct report_ctx *rc, const struct report_row *rows, size
         struct source_line where;
         if (srcline_of(rc, rows[i].sym, &where)) {
             putchar(',');
-            put_csv_field(where.file);
+            cli_put_csv_field(where.file);
             printf(",%u", where.line);
         } else if (rc->cli->srcline) {
             fputs(",,", stdout);
         }
         putchar('\n');
     }
-}
-
-static int put_json(cJSON *root)
-{
-    char *text = cJSON_Print(root);
-    cJSON_Delete(root);
-    char *safe = text ? json_text_safe(text) : NULL; /* cJSON keeps a name's bytes as they are */
-    free(text);
-    if (!safe) {
-        err_msg("out of memory");
-        return -1;
-    }
-    puts(safe);
-    free(safe);
-    return 0;
 }
 
 static cJSON *json_head(const struct profile *p, const char *run)
@@ -344,13 +314,19 @@ static int print_json(struct report_ctx *rc, const char *run, const struct repor
             cJSON_AddNumberToObject(o, "line", where.line);
         }
     }
-    return put_json(root);
+    return cli_put_json(root);
 }
 
-/* --hist: does sym's function answer to FUNC, by name or as a glob? */
+/* --hist: does sym's function answer to FUNC, by name (as it is or as report prints it) or as a
+ * glob? */
 static bool hist_wanted(const struct report_cli *cli, const char *name)
 {
-    return strcmp(name, cli->hist) == 0 || fnmatch(cli->hist, name, 0) == 0;
+    if (strcmp(name, cli->hist) == 0 || fnmatch(cli->hist, name, 0) == 0)
+        return true;
+    char *shown = text_escape_dup(name, TEXT_NAME); /* FUNC as report prints it */
+    bool same = shown && strcmp(shown, cli->hist) == 0;
+    free(shown);
+    return same;
 }
 
 /* bpftrace's bucket bounds: 512, 1K, 2M... (powers of 1024 named). */
@@ -405,7 +381,7 @@ static void print_hist_csv(const struct replay *r, uint32_t sym, const struct la
     unsigned first, last;
     latency_log2_counts(h, counts, &first, &last);
     for (unsigned k = first; k <= last; k++) {
-        put_csv_field(replay_sym(r, sym)->name);
+        cli_put_csv_field(replay_sym(r, sym)->name);
         printf(",%llu,%llu,%llu\n", (unsigned long long)latency_log2_low(k),
                (unsigned long long)latency_log2_low(k + 1), (unsigned long long)counts[k]);
     }
@@ -467,7 +443,7 @@ static int print_hists(struct report_ctx *rc, const char *run, const struct repo
                  "--hist '%s': no function of that name made a call in %s", rc->cli->hist, run);
         return -1;
     }
-    return root ? put_json(root) : 0;
+    return root ? cli_put_json(root) : 0;
 }
 
 static int print_report(struct report_ctx *rc, const char *run)

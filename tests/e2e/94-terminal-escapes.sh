@@ -1,21 +1,26 @@
 #!/bin/bash
 # Terminal escapes in names: a program whose symbols hold ESC ] 0 ; title BEL, ESC [ 2 J,
 # ESC [ 31 m, the C1 CSI U+009B, a newline, DEL, invalid UTF-8, a right-to-left override and a
-# literal "\x1b", whose DWARF names a parameter, its type and an enumerator with escapes too,
-# and whose file name and run directory hold escapes. report (table, csv, json), tree, calls
-# (text and json), graph, export's and the recording's closing lines and -v -v -v output must
-# hold no control byte (but the newlines and tabs of their formats), no DEL, no C1 control, no
-# bidi override, nothing but valid UTF-8, and show each name escaped exactly as the man page
-# says ("Names in text output"); the arg_NAME.bin of the hostile parameter has a safe name.
+# literal "\x1b", whose DWARF names a parameter, its type, an enumerator and its source file
+# with escapes too, and whose file name and run directory hold escapes. report (table, csv,
+# json, --hist, --srcline), tree (--srcline), calls (text and json), graph, flame (folded and
+# SVG), diff (table, csv, json, --tree), export's and the recording's closing lines and
+# -v -v -v output must hold no control byte (but the newlines and tabs of their formats), no
+# DEL, no C1 control, no bidi override, nothing but valid UTF-8, and show each name escaped
+# exactly as the man page says ("Names in text output"); the arg_NAME.bin of the hostile
+# parameter has a safe name.
 source "$(dirname "$0")/../lib/testlib.sh"
 require_calltrace
-build escapes O2
 CTX="[terminal escapes]"
 
 mkdir "$T/work" && cd "$T/work" || fail "cannot make $T/work"
+# Built here: its source file's name is a placeholder too.
+cp "$PROGS_DIR/escapes.c" "$T/work/fPLACEHOLDER.c" || fail "cannot copy escapes.c"
+gcc -g -O2 -pthread -Wall -I"$PROGS_DIR" -o "$T/work/escapes" "$T/work/fPLACEHOLDER.c" \
+    2>"$T/build.log" || fail "cannot build escapes.c: $(head -5 "$T/build.log")"
 prog=$T/work/$(printf 'prog\033]0;p\007')
 run=$T/work/$(printf 'run\033[2J')
-python3 - "$BIN" "$prog" <<'PY' || fail "cannot make the renamed program"
+python3 - "$T/work/escapes" "$prog" <<'PY' || fail "cannot make the renamed program"
 import subprocess, sys
 src, dst = sys.argv[1], sys.argv[2].encode("utf-8", "surrogateescape")
 names = [b"osc\x1b]0;pwned\x07", b"clear\x1b[2J", b"red\x1b[31m", b"c1\xc2\x9b31m", b"new\nline",
@@ -26,11 +31,11 @@ for i, n in enumerate(names, 1):
 subprocess.run(args + [src.encode(), dst], check=True)
 # The DWARF strings: each placeholder of escapes.c overwritten in place, same length.
 dwarf = {b"pPLACEHOLDER": b"p\x1b[2J\xc2\x9b\n/..z", b"tPLACEHOLDER": b"t\x1b]0;x\x07\xffqqqq",
-         b"ePLACEHOLDER": b"e\x1b[31m\x7fqqqqq"}
+         b"ePLACEHOLDER": b"e\x1b[31m\x7fqqqqq", b"fPLACEHOLDER": b"f\x1b]0;src\x07qqq"}
 with open(dst, "rb") as f:
     data = f.read()
-for old, new in dwarf.items():
-    if len(new) != len(old) or data.count(old) != 1:
+for old, new in dwarf.items():  # the source file's name: in the unit and in the line table
+    if len(new) != len(old) or data.count(old) != (2 if old[0] == ord("f") else 1):
         sys.exit("placeholder %r: %d in the file" % (old, data.count(old)))
     data = data.replace(old, new)
 with open(dst, "wb") as f:
@@ -55,7 +60,17 @@ save() {
 save report report "$run"
 save report.csv report -f csv "$run"
 save report.json report -f json "$run"
+save report.src report --srcline "$run"
+save report.hist report --hist 'osc\x1b]0;pwned\x07' "$run" # the name as report prints it
 save tree tree "$run"
+save tree.src tree --srcline "$run"
+save flame.folded flame "$run"
+save flame.err flame -o "$T/flame.svg" "$run"
+outputs+=("$T/flame.svg")
+save diff diff "$run" "$run"
+save diff.csv diff -f csv "$run" "$run"
+save diff.json diff -f json "$run" "$run"
+save diff.tree diff --tree -f csv "$run" "$run"
 save calls calls "$run"
 save calls.json calls --json "$run"
 save call calls "$run" "$(printf 'args\033[2J')" 1
@@ -76,7 +91,7 @@ bad = []
 # 1. No output holds what a terminal acts on.
 for path in files:
     data = open(path, "rb").read()
-    allowed = b"\n\t" if path.endswith(".json") else b"\n"
+    allowed = b"\n\t" if path.endswith((".json", ".svg")) else b"\n"
     ctl = sorted({c for c in data if (c < 0x20 and c not in allowed) or c == 0x7f})
     if ctl:
         bad.append("%s: control bytes %r" % (os.path.basename(path), [hex(c) for c in ctl]))
@@ -146,6 +161,51 @@ shown = {re.sub(r"\\(.)", lambda m: "\n" if m.group(1) == "n" else m.group(1), l
 if shown != set(want):
     bad.append("graph labels: %r" % sorted(shown))
 
+src = T + r"/work/f\x1b]0;src\x07qqq.c"  # the source file, as --srcline and graph show it
+lines = read("tree.src").splitlines()
+leaves = [l for l in lines if "(" in l and ") {" not in l]
+if (len(leaves) != 56 or any(not re.search(r"; /\* %s:\d+ \*/$" % re.escape(src), l) for l in leaves)
+        or not any(re.fullmatch(r" +main\(\) \{ /\* %s:\d+ \*/" % re.escape(src), l) for l in lines)):
+    bad.append("tree --srcline: %r" % leaves[:3])
+if not re.search(r"^ +1 .*  main at %s:\d+$" % re.escape(src), read("report.src"), re.M):
+    bad.append("report --srcline: %r" % read("report.src")[:300])
+hist = read("report.hist").splitlines()
+if not hist or hist[0] != r"osc\x1b]0;pwned\x07: 1 calls, their durations in ns":
+    bad.append("report --hist: %r" % hist[:2])
+clusters = re.findall(r'^  subgraph cluster_\d+ \{\n    label="((?:[^"\\]|\\.)*)"', read("graph.dot"), re.M)
+if [re.sub(r"\\(.)", r"\1", c) for c in clusters] != [src]:
+    bad.append("graph clusters: %r" % clusters)
+
+stacks = {}
+for line in read("flame.folded").splitlines():
+    m = re.fullmatch(r"(.*) (\d+)", line)
+    if m:
+        stacks[m.group(1)] = int(m.group(2))
+folded = {"main"} | {"main;" + n.replace(";", ":") for n in want if n != "main"}  # ';' parts frames
+if set(stacks) != folded:
+    bad.append("flame: %r" % sorted(stacks))
+import xml.etree.ElementTree as ET
+svg = ET.parse(os.path.join(T, "flame.svg"))
+titles = {t.text.split("\n")[0] for t in svg.iter("{http://www.w3.org/2000/svg}title") if t.text}
+if not set(want) <= titles:
+    bad.append("flame SVG titles: missing %r" % sorted(set(want) - titles))
+
+got = {}
+for line in read("diff").splitlines()[1:]:
+    m = re.fullmatch(r"\s*(\d+)\s+(\d+)(?:\s+\S+ \S+){4}\s+\S+ \S+\s+\S+  (.*)", line)
+    if m:
+        got[m.group(3)] = int(m.group(1))
+if got != want:
+    bad.append("diff: %r" % got)
+rows = list(csv.DictReader(io.StringIO(read("diff.csv"))))
+if {r["function"]: int(r["calls_a"]) for r in rows} != want:
+    bad.append("diff -f csv: %r" % [r["function"] for r in rows])
+if not exact <= {f["name"] for f in json.loads(read("diff.json"))["functions"]}:
+    bad.append("diff -f json: %r" % read("diff.json")[:300])
+stacks = {r["stack"] for r in csv.DictReader(io.StringIO(read("diff.tree")))}
+if stacks != {"main"} | {"main;" + n for n in want if n != "main"}:
+    bad.append("diff --tree: %r" % sorted(stacks))
+
 err = read("record.err")
 for line in ["calltrace: trace in %s/trace.json: 57 calls, 1 thread, 1 process" % run_shown,
              "calltrace: arguments of 57 calls of 12 functions in %s/calls" % run_shown]:
@@ -172,4 +232,4 @@ if (len(bins) != 1 or not re.fullmatch(r"arg_p__2J____\.\.z~[0-9a-f]{16}\.bin", 
 if bad:
     sys.exit("\n".join(bad))
 PY
-note "names with terminal escapes: escaped in report, tree, calls, graph, -v and the closing lines"
+note "names with terminal escapes: escaped in report, tree, calls, graph, flame, diff, -v and the closing lines"

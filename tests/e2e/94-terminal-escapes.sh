@@ -79,6 +79,8 @@ cmp -s "$T/call" "$T/call.escaped" || fail "calls RUN FUNC N: the escaped name f
 save graph.dot graph "$run"
 save export.err export "$run"
 cp "$CT_ERR" "$T/export.err"
+save view.out view --server-only --port 0 --timeout 1 # the newest run here: $run
+cp "$CT_ERR" "$T/view.err"
 if command -v dot >/dev/null; then
     dot -Tcanon "$T/graph.dot" >/dev/null 2>"$T/dot.err" || fail "dot rejects the graph: $(head -3 "$T/dot.err")"
 fi
@@ -215,6 +217,10 @@ if prog_shown not in err or r"osc\x1b]0;pwned\x07" not in err:
     bad.append("-v -v -v: no escaped program or function name")
 if "calltrace: trace in %s/trace.json: 57 calls" % run_shown not in read("export.err"):
     bad.append("export: %r" % read("export.err"))
+view = read("view.err").splitlines()
+if (r"calltrace: the newest run here is run\x1b[2J" not in view or
+        not any(l.startswith(r"calltrace: serving run\x1b[2J/") for l in view)):
+    bad.append("view: %r" % view)
 
 # 3. File names: the hostile parameter's bytes go to a safe arg_NAME.bin.
 safe = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+~-]*")

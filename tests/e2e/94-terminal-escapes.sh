@@ -64,8 +64,8 @@ save report.src report --srcline "$run"
 save report.hist report --hist 'osc\x1b]0;pwned\x07' "$run" # the name as report prints it
 save tree tree "$run"
 save tree.src tree --srcline "$run"
-save flame.folded flame "$run"
-save flame.err flame -o "$T/flame.svg" "$run"
+save flame.folded flame -c "$run" # weights are calls: every frame wide enough to be drawn
+save flame.err flame -c -o "$T/flame.svg" "$run"
 outputs+=("$T/flame.svg")
 save diff diff "$run" "$run"
 save diff.csv diff -f csv "$run" "$run"
@@ -183,8 +183,9 @@ for line in read("flame.folded").splitlines():
     m = re.fullmatch(r"(.*) (\d+)", line)
     if m:
         stacks[m.group(1)] = int(m.group(2))
-folded = {"main"} | {"main;" + n.replace(";", ":") for n in want if n != "main"}  # ';' parts frames
-if set(stacks) != folded:
+folded = {"main;" + n.replace(";", ":"): c for n, c in want.items() if n != "main"}  # ';' parts frames
+folded["main"] = 1
+if stacks != folded:
     bad.append("flame: %r" % sorted(stacks))
 import xml.etree.ElementTree as ET
 svg = ET.parse(os.path.join(T, "flame.svg"))

@@ -156,6 +156,21 @@ static cJSON *value_json(const struct arg_value *a, const char *bin)
     return o;
 }
 
+void call_dirs_arg_file_name(const struct call_values *cv, size_t i, char *out, size_t outlen)
+{
+    char safe[128], other[128];
+    call_dirs_file_name(cv->args[i].name, safe, sizeof(safe));
+    bool taken = false;
+    for (size_t j = 0; j < i && !taken; j++) {
+        call_dirs_file_name(cv->args[j].name, other, sizeof(other));
+        taken = cv->args[j].bytes && !strcmp(safe, other);
+    }
+    if (taken)
+        snprintf(out, outlen, "arg_%s~%zu.bin", safe, i + 1);
+    else
+        snprintf(out, outlen, "arg_%s.bin", safe);
+}
+
 /* A call's frame->user is its number: N of its function, 0 when its values are not kept. */
 static void write_call(struct dirs_writer *w, struct func_dir *d, const struct call_done *call)
 {
@@ -193,9 +208,7 @@ static void write_call(struct dirs_writer *w, struct func_dir *d, const struct c
     for (size_t i = 0; i < cv.nargs; i++) {
         char bin[160] = "";
         if (cv.args[i].bytes) {
-            char safe[128]; /* the name is the DWARF's: any bytes */
-            call_dirs_file_name(cv.args[i].name, safe, sizeof(safe));
-            snprintf(bin, sizeof(bin), "arg_%s.bin", safe);
+            call_dirs_arg_file_name(&cv, i, bin, sizeof(bin));
             write_file(w, dir, bin, cv.args[i].bytes, cv.args[i].nbytes);
         }
         cJSON_AddItemToArray(params, value_json(&cv.args[i], bin[0] ? bin : NULL));

@@ -40,5 +40,11 @@ void call_dirs_print_summary(const char *run, const struct call_dirs_stats *stat
  * does not start with '.' and is at most 100 bytes long; else at most 48 of those characters
  * (others as '_'), '~' and a hash of the whole name (66 bytes at most). */
 void call_dirs_file_name(const char *name, char *out, size_t outlen);
+struct call_values;
+/* The file of parameter i's bytes: arg_NAME.bin, NAME its name by call_dirs_file_name, or
+ * arg_NAME~N.bin (N its position from 1; no safe name holds '~' and a number alone) when an
+ * earlier parameter with bytes has the same NAME: DWARF may repeat a name, and a file of a
+ * run is never written over. */
+void call_dirs_arg_file_name(const struct call_values *cv, size_t i, char *out, size_t outlen);
 
 #endif

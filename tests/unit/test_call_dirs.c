@@ -4,7 +4,31 @@
 #include <string.h>
 
 #include "output/call_dirs.h"
+#include "output/call_values.h"
 #include "unit.h"
+
+/* Two parameters whose names make the same file name (DWARF may repeat a name, or two hostile
+ * names clean up alike) get two files; a parameter without bytes takes no name. */
+static void test_arg_files_distinct(void)
+{
+    uint8_t byte = 1;
+    struct arg_value args[] = {{.name = "buf", .bytes = &byte, .nbytes = 1},
+                               {.name = "buf", .bytes = &byte, .nbytes = 1},
+                               {.name = "n"},
+                               {.name = "n", .bytes = &byte, .nbytes = 1},
+                               {.name = "a/b", .bytes = &byte, .nbytes = 1},
+                               {.name = "a/b", .bytes = &byte, .nbytes = 1}};
+    struct call_values cv = {.args = args, .nargs = sizeof(args) / sizeof(args[0])};
+    char names[6][160];
+    for (size_t i = 0; i < cv.nargs; i++)
+        call_dirs_arg_file_name(&cv, i, names[i], sizeof(names[i]));
+    CHECK(strcmp(names[0], "arg_buf.bin") == 0);
+    CHECK(strcmp(names[1], "arg_buf~2.bin") == 0);
+    CHECK(strcmp(names[3], "arg_n.bin") == 0);
+    CHECK(strncmp(names[4], "arg_a_b~", 8) == 0 && strcmp(names[4], names[5]) != 0);
+    for (size_t i = 0; i < cv.nargs; i++)
+        CHECK(!strchr(names[i], '/'));
+}
 
 static bool safe(const char *s)
 {
@@ -18,6 +42,7 @@ static bool safe(const char *s)
 
 int main(void)
 {
+    test_arg_files_distinct();
     char a[128], b[128];
     call_dirs_file_name("square", a, sizeof(a));
     CHECK(strcmp(a, "square") == 0);

@@ -69,6 +69,25 @@ void call_dirs_file_name(const char *name, char *out, size_t outlen)
     snprintf(out, outlen, "%s~%016llx", clean, (unsigned long long)h);
 }
 
+static bool folder_taken(const struct dirs_writer *w, const char *folder)
+{
+    for (size_t i = 0; i < w->ndirs; i++)
+        if (!strcmp(w->dirs[i]->folder, folder))
+            return true;
+    return false;
+}
+
+/* The folder of a new function: two names whose hashes collide (a binary can be made to have
+ * them) get FOLDER and FOLDER~2, ~3..., which no other folder name ends with. */
+static void unique_folder(const struct dirs_writer *w, const char *name, char *out, size_t len)
+{
+    char base[112]; /* a file name is at most 100 bytes: room for ~N */
+    call_dirs_file_name(name, base, sizeof(base));
+    snprintf(out, len, "%s", base);
+    for (unsigned k = 2; folder_taken(w, out); k++)
+        snprintf(out, len, "%s~%u", base, k);
+}
+
 static struct func_dir *dir_of(struct dirs_writer *w, uint32_t func)
 {
     struct func_dir *d = addr_map_get(&w->by_func, (uint64_t)func + 1);
@@ -89,7 +108,7 @@ static struct func_dir *dir_of(struct dirs_writer *w, uint32_t func)
         free(d);
         return NULL;
     }
-    call_dirs_file_name(name, d->folder, sizeof(d->folder));
+    unique_folder(w, name, d->folder, sizeof(d->folder));
     w->dirs[w->ndirs++] = d;
     w->stats->functions++;
     return d;

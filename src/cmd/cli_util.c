@@ -14,6 +14,20 @@
 #include "util/log.h"
 #include "util/text_escape.h"
 
+int cli_choice(const char *opt, const char *value, const char *const *names, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(value, names[i]) == 0)
+            return (int)i;
+    char choices[256] = "";
+    for (size_t i = 0; i < n; i++) {
+        strlcat(choices, i ? ", " : "one of ", sizeof(choices));
+        strlcat(choices, names[i], sizeof(choices));
+    }
+    err_hint(choices, "%s %s: not one of its values", opt, value);
+    return -1;
+}
+
 int cli_number(const char *opt, const char *value, long long min, long long max, long long *out)
 {
     const char *why = NULL;

@@ -9,6 +9,9 @@
 #include "analysis/replay.h"
 #include "analysis/source_file.h"
 
+/* Which of names[0..n) value is (the value of option opt): its index, or -1 after one error
+ * line listing them. */
+int cli_choice(const char *opt, const char *value, const char *const *names, size_t n);
 /* strtonum with the option's name in the message. Returns 0, or -1 after one error line. */
 int cli_number(const char *opt, const char *value, long long min, long long max, long long *out);
 /* The error for getopt's ':' or '?' result c of subcommand cmd. Returns -1. */

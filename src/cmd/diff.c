@@ -64,19 +64,6 @@ static void usage(FILE *f)
           f);
 }
 
-static int pick(const char *value, const char *const *names, size_t n, const char *what)
-{
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(value, names[i]) == 0)
-            return (int)i;
-    char choices[128] = "one of";
-    for (size_t i = 0; i < n; i++)
-        snprintf(choices + strlen(choices), sizeof(choices) - strlen(choices), "%s %s",
-                 i ? "," : "", names[i]);
-    err_hint(choices, "%s '%s': unknown value", what, value);
-    return -1;
-}
-
 enum { OPT_TREE = 0x800 };
 
 static int parse_args(int argc, char **argv, struct diff_cli *cli)
@@ -102,12 +89,12 @@ static int parse_args(int argc, char **argv, struct diff_cli *cli)
             continue;
         switch (c) {
         case 's':
-            if ((v = pick(optarg, key_names, 5, "--sort")) < 0)
+            if ((v = cli_choice("--sort", optarg, key_names, 5)) < 0)
                 return -1;
             cli->sort = (enum diff_key)v;
             break;
         case 'f':
-            if ((v = pick(optarg, format_names, 3, "--format")) < 0)
+            if ((v = cli_choice("--format", optarg, format_names, 3)) < 0)
                 return -1;
             cli->format = (enum diff_format)v;
             break;

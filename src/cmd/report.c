@@ -80,20 +80,6 @@ static void usage(FILE *f)
           f);
 }
 
-static int pick(const char *value, const char *const *names, size_t n, const char *what)
-{
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(value, names[i]) == 0)
-            return (int)i;
-    char choices[256] = "";
-    for (size_t i = 0; i < n; i++) {
-        strlcat(choices, i ? ", " : "one of ", sizeof(choices));
-        strlcat(choices, names[i], sizeof(choices));
-    }
-    err_hint(choices, "%s '%s': unknown %s", what, value, what + 2);
-    return -1;
-}
-
 enum { OPT_HIST = 0x600, OPT_SRCLINE };
 
 static int parse_args(int argc, char **argv, struct report_cli *cli)
@@ -118,12 +104,12 @@ static int parse_args(int argc, char **argv, struct report_cli *cli)
             continue;
         switch (c) {
         case 's':
-            if ((v = pick(optarg, sort_names, 7, "--sort key")) < 0)
+            if ((v = cli_choice("--sort", optarg, sort_names, 7)) < 0)
                 return -1;
             cli->sort = (enum sort_key)v;
             break;
         case 'f':
-            if ((v = pick(optarg, format_names, 3, "--format format")) < 0)
+            if ((v = cli_choice("--format", optarg, format_names, 3)) < 0)
                 return -1;
             cli->format = (enum report_format)v;
             break;

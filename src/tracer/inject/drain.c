@@ -31,10 +31,8 @@ static uint64_t real_return(const struct thread *t, const struct inject_space *s
 {
     if (!space_is_blob_exit(sp, ev->ret))
         return ev->ret;
-    for (size_t i = t->stack.depth; i-- > 0;)
-        if (t->stack.frames[i].entry_sp == ev->slot)
-            return t->stack.frames[i].ret_addr;
-    return ev->ret;
+    long i = frames_innermost_at(&t->stack, ev->slot);
+    return i >= 0 ? t->stack.frames[i].ret_addr : ev->ret;
 }
 
 static uint64_t tick_step(const struct session *s)
@@ -208,11 +206,13 @@ static __attribute__((noinline)) uint64_t drain_common(struct session *s, struct
             if (!region || depth == cap ||
                 (top && (top->region != region || top->entry_sp <= ev.slot)))
                 break;
-            frames[depth++] = (struct frame){.entry_sp = ev.slot,
-                                             .ret_addr = ev.ret,
-                                             .region = region,
-                                             .ticks = ticks,
-                                             .func = func};
+            frames[depth] = (struct frame){.entry_sp = ev.slot,
+                                           .ret_addr = ev.ret,
+                                           .region = region,
+                                           .ticks = ticks,
+                                           .func = func,
+                                           .run_start = top ? top->run_start : 0};
+            depth++;
             at += call_pack_event(at, REC_ENTER, 0, func, ticks, last);
         }
         last = prev = ticks;
@@ -375,11 +375,9 @@ bool inject_hooked_return(const struct session *s, const struct thread *t, uint6
     const struct inject_space *sp = addr_map_get(&s->inject->spaces, (uint64_t)t->proc->pid);
     if (!sp || !space_is_blob_exit(sp, *ret))
         return false;
-    for (size_t i = t->stack.depth; i-- > 0;)
-        if (t->stack.frames[i].entry_sp == rsp) {
-            *ret = t->stack.frames[i].ret_addr;
-            break;
-        }
+    long i = frames_innermost_at(&t->stack, rsp);
+    if (i >= 0)
+        *ret = t->stack.frames[i].ret_addr;
     return true;
 }
 

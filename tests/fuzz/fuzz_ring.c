@@ -10,6 +10,7 @@
  * Input: 1 byte choosing the ring's size (64 B to 4 KiB), 8 bytes of head, 8 of tail offset
  * from the head (so that most spans are plausible), then the ring's bytes (the rest is 0). */
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,9 +98,11 @@ static struct drain_harness *harness_new(void)
         unlink(path) < 0 || rmdir(dir) < 0 || addr_map_init(&h->engine.spaces, 4) < 0)
         abort();
     close(null);
+    static volatile sig_atomic_t no_stop;
     h->s.rec = &h->rec;
     h->s.clock = &h->clock;
     h->s.inject = &h->engine;
+    h->s.stop_signal = &no_stop;
     /* a pid no process has: stack_region and the stuck-event check ask /proc about it, and
      * fail at once (this process's maps are long to read, and the events' stacks are made up) */
     h->proc.pid = 0x7ffffff0;

@@ -35,6 +35,20 @@ static uint64_t real_return(const struct thread *t, const struct inject_space *s
     return i >= 0 ? t->stack.frames[i].ret_addr : ev->ret;
 }
 
+/* What the program wrote makes no sense (it wrote over the memory it shares with calltrace):
+ * left out, counted, and said once a process. */
+static void corrupt(struct session *s, struct inject_space *sp, pid_t tid, uint64_t events,
+                    const char *what)
+{
+    s->inject->corrupt_events += events;
+    if (sp->corrupt_reported)
+        return;
+    sp->corrupt_reported = true;
+    err_msg("inject engine: process %d: thread %d %s: the program wrote over the memory it "
+            "shares with calltrace; what makes no sense there is left out",
+            (int)sp->pid, (int)tid, what);
+}
+
 static uint64_t tick_step(const struct session *s)
 {
     if (!s->inject->tick_step)
@@ -62,14 +76,40 @@ static void end_with_retval(void *ctx, const struct frame *frame, unsigned flags
     session_frame_end(&r->base, frame, flags);
 }
 
+/* The stack t's cached mappings put sp on (stack_region without its /proc read), or 0. */
+static uint64_t known_region(const struct thread *t, uint64_t sp)
+{
+    for (int i = 0; i < 2; i++)
+        if (sp >= t->region_lo[i] && sp < t->region_hi[i])
+            return t->region_hi[i];
+    return 0;
+}
+
+/* A read of /proc/PID/maps costs tens of microseconds, more the more mappings the program has:
+ * a drain of a thread's ring reads it this many times at most, for entries on a stack its cache
+ * does not know (a thread uses two: its own and a signal stack). Past that, the entries the
+ * program wrote on stacks no thread has are taken as on no known stack. */
+#define REGION_READS_PER_DRAIN 16
+
+static uint64_t region_of(struct session *s, struct thread *t, uint64_t slot)
+{
+    uint64_t region = known_region(t, slot);
+    if (region || !s->inject->region_reads_left)
+        return region;
+    s->inject->region_reads_left--;
+    return stack_region(t, slot);
+}
+
 /* last: the ticks of the thread's previous event, updated. data[0..len): what the event
  * carried (-A/-R), or NULL. */
-static void on_event(struct session *s, struct thread *t, const struct inject_space *sp,
+static void on_event(struct session *s, struct thread *t, struct inject_space *sp,
                      const struct inject_event *ev, uint64_t *last, const uint8_t *data, size_t len)
 {
     uint32_t func = ev->func & INJECT_EVENT_FUNC;
-    if (func < sp->first_func || func >= sp->end_func)
-        return; /* the program wrote over its ring: ignore what makes no sense */
+    if (func < sp->first_func || func >= sp->end_func) {
+        corrupt(s, sp, t->tid, 1, "wrote an event of no traced function");
+        return;
+    }
     uint64_t ret = real_return(t, sp, ev);
     if (ev->func & INJECT_EVENT_EXIT) {
         struct retval_end r = {{s, t, ev->tsc}, func, false};
@@ -90,7 +130,7 @@ static void on_event(struct session *s, struct thread *t, const struct inject_sp
     struct frame_end_ctx ctx = {s, t, ev->tsc};
     struct frame call = {.entry_sp = ev->slot,
                          .ret_addr = ret,
-                         .region = stack_region(t, ev->slot),
+                         .region = region_of(s, t, ev->slot),
                          .ticks = ev->tsc,
                          .func = func};
     /* Frames this entry proves abandoned (longjmp) end at its time; the call itself starts a
@@ -101,6 +141,15 @@ static void on_event(struct session *s, struct thread *t, const struct inject_sp
         call.ticks += tick_step(s);
         *last = call.ticks;
     }
+    if (t->stack.depth >= INJECT_DEPTH_MAX) {
+        corrupt(s, sp, t->tid, 1, "opened more calls than its shadow stack holds");
+        return;
+    }
+    if (frames_run_start(&t->stack, call.region) == t->stack.depth &&
+        frames_count_runs(&t->stack, INJECT_STACKS_MAX) == INJECT_STACKS_MAX) {
+        corrupt(s, sp, t->tid, 1, "opened calls on more stacks than a thread uses");
+        return;
+    }
     if (frames_enter(&t->stack, &call, session_frame_end, &ctx) < 0)
         return;
     rec_enter(s->rec, t->proc->pid, t->tid, func, call.ticks);
@@ -110,15 +159,25 @@ static void on_event(struct session *s, struct thread *t, const struct inject_sp
 
 /* The TSC of these machines moves in steps of ~10 ns: a call and the one it makes at once (a tail
  * call) can read the same value, and two calls with the same start and duration have no order
- * in a trace. Each event of a thread is kept at least a nanosecond after the one before. */
-static uint64_t tick_step(const struct session *s);
-
-static void order_ticks(struct session *s, uint64_t *last, struct inject_event *ev)
+ * in a trace. Each event of a thread is kept at least a nanosecond after the one before. The
+ * program writes the time stamps too: none is taken from before calltrace started (the first
+ * event's floor, see first_ticks) nor from after the drain began (*now, read again before an
+ * event is taken to be from the future). */
+static void order_ticks(struct session *s, uint64_t *last, uint64_t *now, struct inject_event *ev)
 {
     uint64_t step = tick_step(s);
-    if (*last && ev->tsc < *last + step)
+    if (ev->tsc > *now && ev->tsc > (*now = clock_ticks(s->clock)))
+        ev->tsc = *now;
+    if (ev->tsc < *last + step)
         ev->tsc = *last + step;
     *last = ev->tsc;
+}
+
+/* The ticks a slot's events come after: its last event's, or calltrace's start. */
+static uint64_t first_ticks(const struct session *s, const struct inject_space *sp, int slot)
+{
+    uint64_t start = s->clock->start.ticks;
+    return sp->slot_last[slot] > start ? sp->slot_last[slot] : start;
 }
 
 /* An event reserved but never committed: its writer was interrupted by a signal handler that
@@ -144,27 +203,20 @@ static void publish_tail(const struct inject_space *sp, uint8_t *ctl, uint64_t t
     syscall(SYS_futex, ctl + CTL_TAIL, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
-/* The stack t's cached mappings put sp on (stack_region without its /proc read), or 0. */
-static uint64_t known_region(const struct thread *t, uint64_t sp)
-{
-    for (int i = 0; i < 2; i++)
-        if (sp >= t->region_lo[i] && sp < t->region_hi[i])
-            return t->region_hi[i];
-    return 0;
-}
 
 /* Nearly every event is a call made below the open one on the same stack, or the return of the
  * open one: this loop does for them what on_event and the shadow-stack rules would, without
  * their generality (it is most of calltrace's work per traced call). It stops at the first
  * event it cannot take as simply (not committed yet, with data, a tail call, an unwound or
- * inherited frame, an unknown stack...), which drain_slot then gives to on_event; returns the
- * position it reached. Not used with -A/-R or the call filters. Few live values, so that they
- * stay in registers: the events packed and the calls made are counted from positions and
- * depths afterwards, not as it goes. */
+ * inherited frame, an unknown stack, a call deeper than the shadow stack holds, a time stamp
+ * after now...), which drain_slot then gives to on_event; returns the position it reached.
+ * Not used with -A/-R or the call filters. Few live values, so that they stay in registers:
+ * the events packed and the calls made are counted from positions and depths afterwards, not as
+ * it goes. */
 static __attribute__((noinline)) uint64_t drain_common(struct session *s, struct inject_space *sp,
                                                        int slot, struct thread *t,
                                                        const uint8_t *ring, uint64_t tail,
-                                                       uint64_t head)
+                                                       uint64_t head, uint64_t now)
 {
     struct rec_packer pk;
     if (!rec_packer_begin(s->rec, t->proc->pid, t->tid, sp->slot_last[slot], &pk))
@@ -176,12 +228,13 @@ static __attribute__((noinline)) uint64_t drain_common(struct session *s, struct
     const struct exit_set exits = space_exit_set(sp);
     const uint32_t first_func = sp->first_func, nfuncs = sp->end_func - sp->first_func;
     struct frame *frames = t->stack.frames;
-    const size_t cap = t->stack.cap, depth0 = t->stack.depth;
+    const size_t depth0 = t->stack.depth;
+    const size_t cap = t->stack.cap < INJECT_DEPTH_MAX ? t->stack.cap : INJECT_DEPTH_MAX;
     size_t depth = depth0;
     /* prev: the thread's last event, which each is kept a step after (the general path may
      * have taken some that recorded nothing); last: the last one recorded, which the packer
      * counts deltas from */
-    uint64_t start = tail, last = pk.last_ticks, prev = sp->slot_last[slot];
+    uint64_t start = tail, last = pk.last_ticks, prev = first_ticks(s, sp, slot);
     uint8_t *at = pk.at;
     for (; tail != head && at <= pk.limit; tail += EVENT_SIZE) {
         /* the ring was written up to a millisecond ago: out of L1, often of L2 */
@@ -191,9 +244,9 @@ static __attribute__((noinline)) uint64_t drain_common(struct session *s, struct
             break;
         uint32_t func = ev.func & INJECT_EVENT_FUNC;
         if ((ev.func & INJECT_EVENT_DATA) || func - first_func >= nfuncs || ev.ret == exit ||
-            ev.ret == exit_args || (exits.nlibs && exit_set_has(&exits, ev.ret)))
+            ev.ret == exit_args || ev.tsc > now || (exits.nlibs && exit_set_has(&exits, ev.ret)))
             break;
-        uint64_t ticks = prev && ev.tsc < prev + step ? prev + step : ev.tsc;
+        uint64_t ticks = ev.tsc < prev + step ? prev + step : ev.tsc;
         struct frame *top = depth ? &frames[depth - 1] : NULL;
         if (ev.func & INJECT_EVENT_EXIT) {
             if (!top || top->entry_sp != ev.slot || top->ret_addr != ev.ret || top->inherited ||
@@ -231,6 +284,19 @@ static __attribute__((noinline)) uint64_t drain_common(struct session *s, struct
     return tail;
 }
 
+/* Told to stop (SIGINT, SIGTERM), calltrace drains for this long at most: a program can fill
+ * its rings with events that each cost calltrace a read of /proc, and the user is waiting. */
+#define STOP_DRAIN_NS 500000000
+
+static bool drain_cut(struct session *s)
+{
+    struct inject_engine *e = s->inject;
+    uint64_t now = clock_ticks(s->clock);
+    if (!e->stopping_since)
+        e->stopping_since = now;
+    return (double)(now - e->stopping_since) * s->clock->ns_per_tick > STOP_DRAIN_NS;
+}
+
 static void drain_slot(struct session *s, struct inject_space *sp, int slot, struct thread *t,
                        bool final)
 {
@@ -239,15 +305,14 @@ static void drain_slot(struct session *s, struct inject_space *sp, int slot, str
     if (head == tail)
         return;
     if (!ring_span_ok(tail, head, sp->ring_size)) {
-        if (!sp->corrupt_reported)
-            err_msg("inject engine: process %d: thread %d's ring is corrupt; its calls are "
-                    "no longer recorded",
-                    (int)sp->pid, (int)t->tid);
-        sp->corrupt_reported = true;
-        s->inject->corrupt_slots++;
+        corrupt(s, sp, t->tid, 1, "wrote impossible positions into its ring's indexes");
         space_store(ctl, CTL_TAIL, head);
         return;
     }
+    /* after the head: every event in [tail, head) was stamped before now, unless its writer
+     * was between reserving it and reading the time (order_ticks reads the clock again) */
+    uint64_t now = clock_ticks(s->clock);
+    s->inject->region_reads_left = REGION_READS_PER_DRAIN;
     const struct ring_view rv = space_ring_view(sp, ctl);
     uint64_t since_publish = 0;
     if (s->capture && !s->inject->record)
@@ -255,26 +320,38 @@ static void drain_slot(struct session *s, struct inject_space *sp, int slot, str
     uint8_t *data = s->inject->record;
     bool common = !s->capture && !s->rec->gate && !s->inject->general_drain_only;
     for (size_t size; tail != head; tail += size) {
-        if (common && (tail = drain_common(s, sp, slot, t, rv.ring, tail, head)) == head)
+        if (common && (tail = drain_common(s, sp, slot, t, rv.ring, tail, head, now)) == head)
             break;
+        if (*s->stop_signal && drain_cut(s)) {
+            /* about a call for every two events: its entry and its exit */
+            s->inject->drops += (head - tail) / (2 * EVENT_SIZE);
+            dbg(DBG_INJECT, 1, "thread %d: %llu bytes of its ring left unread: told to stop",
+                (int)t->tid, (unsigned long long)(head - tail));
+            tail = head;
+            break;
+        }
         struct inject_event ev;
         enum ring_state state = ring_read(&rv, tail, head, &ev, data, &size);
         if (state == RING_PENDING && !final) {
-            uint64_t now = clock_ticks(s->clock);
+            uint64_t stuck = clock_ticks(s->clock);
             /* only the time the thread could run counts: a thread stopped in the middle of a
              * trampoline (SIGSTOP, a ptrace stop) commits its event once it runs again */
             if (sp->slot_stuck_at[slot] != tail + 1 || proc_task_stopped(sp->pid, t->tid)) {
                 sp->slot_stuck_at[slot] = tail + 1;
-                sp->slot_stuck_since[slot] = now;
+                sp->slot_stuck_since[slot] = stuck;
             }
-            if ((double)(now - sp->slot_stuck_since[slot]) * s->clock->ns_per_tick < STUCK_NS)
+            if ((double)(stuck - sp->slot_stuck_since[slot]) * s->clock->ns_per_tick < STUCK_NS)
                 break;
         }
-        if (state != RING_READY) {
+        if (state == RING_CORRUPT)
+            corrupt(s, sp, t->tid, 1, "wrote a record of an impossible length");
+        else if (state != RING_READY)
             s->inject->drops++;
+        if (state != RING_READY)
             continue;
-        }
-        order_ticks(s, &sp->slot_last[slot], &ev);
+        uint64_t last = first_ticks(s, sp, slot);
+        order_ticks(s, &last, &now, &ev);
+        sp->slot_last[slot] = last;
         bool with_data = ev.func & INJECT_EVENT_DATA;
         on_event(s, t, sp, &ev, &sp->slot_last[slot], with_data ? data : NULL,
                  with_data ? size - EVENT_SIZE : 0);
@@ -395,7 +472,7 @@ static uint64_t sum_slot_counts(const struct session *s, uint64_t base, size_t a
         const struct inject_space *sp = slot->value;
         for (int i = 0; i < REGION_SLOTS; i++)
             if (sp->slot_tid[i])
-                n += space_load(space_ctl(sp, i), at);
+                n += space_count(space_ctl(sp, i), at);
     }
     return n;
 }
@@ -408,4 +485,9 @@ uint64_t inject_dropped_calls(const struct session *s)
 uint64_t inject_lost_returns(const struct session *s)
 {
     return s->inject ? sum_slot_counts(s, s->inject->lost_returns, CTL_LOST_RETURNS) : 0;
+}
+
+uint64_t inject_corrupt_events(const struct session *s)
+{
+    return s->inject ? s->inject->corrupt_events : 0;
 }

@@ -260,8 +260,8 @@ void space_slot_own(struct inject_space *sp, int slot, struct process *p, pid_t 
 
 void space_slot_release(struct inject_engine *e, struct inject_space *sp, int slot)
 {
-    e->drops += space_load(space_ctl(sp, slot), CTL_DROPS);
-    e->lost_returns += space_load(space_ctl(sp, slot), CTL_LOST_RETURNS);
+    e->drops += space_count(space_ctl(sp, slot), CTL_DROPS);
+    e->lost_returns += space_count(space_ctl(sp, slot), CTL_LOST_RETURNS);
     sp->slot_tid[slot] = 0;
     sp->slot_fs[slot] = 0;
     sp->slot_lender[slot] = 0;

@@ -203,7 +203,6 @@ static void publish_tail(const struct inject_space *sp, uint8_t *ctl, uint64_t t
     syscall(SYS_futex, ctl + CTL_TAIL, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
-
 /* Nearly every event is a call made below the open one on the same stack, or the return of the
  * open one: this loop does for them what on_event and the shadow-stack rules would, without
  * their generality (it is most of calltrace's work per traced call). It stops at the first
@@ -284,17 +283,19 @@ static __attribute__((noinline)) uint64_t drain_common(struct session *s, struct
     return tail;
 }
 
-/* Told to stop (SIGINT, SIGTERM), calltrace drains for this long at most: a program can fill
- * its rings with events that each cost calltrace a read of /proc, and the user is waiting. */
-#define STOP_DRAIN_NS 500000000
+/* Told to stop (SIGINT, SIGTERM), calltrace drains for this long at most, all rings together
+ * (the time drains take, not a detach's other work): a program can fill its rings with events
+ * that each cost calltrace more than a usual one, and the user is waiting. */
+#define STOP_DRAIN_NS 1000000000
 
-static bool drain_cut(struct session *s)
+/* Told to stop: *began is when this drain first saw it (0 before). True once the drains since
+ * took STOP_DRAIN_NS. */
+static bool drain_cut(struct session *s, uint64_t *began)
 {
-    struct inject_engine *e = s->inject;
     uint64_t now = clock_ticks(s->clock);
-    if (!e->stopping_since)
-        e->stopping_since = now;
-    return (double)(now - e->stopping_since) * s->clock->ns_per_tick > STOP_DRAIN_NS;
+    if (!*began)
+        *began = now;
+    return (double)(s->inject->stop_drained + now - *began) * s->clock->ns_per_tick > STOP_DRAIN_NS;
 }
 
 static void drain_slot(struct session *s, struct inject_space *sp, int slot, struct thread *t,
@@ -314,7 +315,7 @@ static void drain_slot(struct session *s, struct inject_space *sp, int slot, str
     uint64_t now = clock_ticks(s->clock);
     s->inject->region_reads_left = REGION_READS_PER_DRAIN;
     const struct ring_view rv = space_ring_view(sp, ctl);
-    uint64_t since_publish = 0;
+    uint64_t since_publish = 0, stop_began = 0;
     if (s->capture && !s->inject->record)
         s->inject->record = malloc(INJECT_RECORD_MAX);
     uint8_t *data = s->inject->record;
@@ -322,7 +323,7 @@ static void drain_slot(struct session *s, struct inject_space *sp, int slot, str
     for (size_t size; tail != head; tail += size) {
         if (common && (tail = drain_common(s, sp, slot, t, rv.ring, tail, head, now)) == head)
             break;
-        if (*s->stop_signal && drain_cut(s)) {
+        if (*s->stop_signal && drain_cut(s, &stop_began)) {
             /* about a call for every two events: its entry and its exit */
             s->inject->drops += (head - tail) / (2 * EVENT_SIZE);
             dbg(DBG_INJECT, 1, "thread %d: %llu bytes of its ring left unread: told to stop",
@@ -360,6 +361,8 @@ static void drain_slot(struct session *s, struct inject_space *sp, int slot, str
         if (since_publish % TAIL_PUBLISH_EVENTS == 0)
             publish_tail(sp, ctl, tail + size);
     }
+    if (stop_began)
+        s->inject->stop_drained += clock_ticks(s->clock) - stop_began;
     publish_tail(sp, ctl, tail);
 }
 

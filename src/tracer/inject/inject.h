@@ -58,7 +58,7 @@ struct inject_engine {
     uint64_t drops;             /* calls not recorded, from spaces already gone */
     uint64_t lost_returns;      /* returns not recorded, from spaces already gone */
     uint64_t corrupt_events;    /* events the program wrote that made no sense: left out */
-    uint64_t stopping_since;    /* ticks the drain first saw calltrace told to stop, or 0 */
+    uint64_t stop_drained;      /* ticks drains took since calltrace was told to stop */
     unsigned region_reads_left; /* /proc/PID/maps reads the drain of a ring may still make */
     uint64_t tick_step;         /* ticks in a nanosecond, rounded up; 0 until needed */
     struct addr_map capture_tables; /* func id + 1 -> its capture table (-A/-R), as placed */

@@ -157,17 +157,27 @@ static void on_event(struct session *s, struct thread *t, struct inject_space *s
         captures_entered(s, t, func, data, len, ev->slot);
 }
 
+/* How far after calltrace's clock an event's time stamp may be: the TSCs of two CPUs may differ
+ * a little, and an event reserved before the drain read the head may be stamped after it. */
+#define FUTURE_NS 1000000
+
+/* The latest time stamp an event may have now. */
+static uint64_t ticks_limit(const struct session *s)
+{
+    return clock_ticks(s->clock) + (uint64_t)(FUTURE_NS / s->clock->ns_per_tick);
+}
+
 /* The TSC of these machines moves in steps of ~10 ns: a call and the one it makes at once (a tail
  * call) can read the same value, and two calls with the same start and duration have no order
  * in a trace. Each event of a thread is kept at least a nanosecond after the one before. The
  * program writes the time stamps too: none is taken from before calltrace started (the first
- * event's floor, see first_ticks) nor from after the drain began (*now, read again before an
+ * event's floor, see first_ticks) nor from after *limit (ticks_limit, read again before an
  * event is taken to be from the future). */
-static void order_ticks(struct session *s, uint64_t *last, uint64_t *now, struct inject_event *ev)
+static void order_ticks(struct session *s, uint64_t *last, uint64_t *limit, struct inject_event *ev)
 {
     uint64_t step = tick_step(s);
-    if (ev->tsc > *now && ev->tsc > (*now = clock_ticks(s->clock)))
-        ev->tsc = *now;
+    if (ev->tsc > *limit && ev->tsc > (*limit = ticks_limit(s)))
+        ev->tsc = *limit;
     if (ev->tsc < *last + step)
         ev->tsc = *last + step;
     *last = ev->tsc;
@@ -208,14 +218,14 @@ static void publish_tail(const struct inject_space *sp, uint8_t *ctl, uint64_t t
  * their generality (it is most of calltrace's work per traced call). It stops at the first
  * event it cannot take as simply (not committed yet, with data, a tail call, an unwound or
  * inherited frame, an unknown stack, a call deeper than the shadow stack holds, a time stamp
- * after now...), which drain_slot then gives to on_event; returns the position it reached.
+ * past limit...), which drain_slot then gives to on_event; returns the position it reached.
  * Not used with -A/-R or the call filters. Few live values, so that they stay in registers:
  * the events packed and the calls made are counted from positions and depths afterwards, not as
  * it goes. */
 static __attribute__((noinline)) uint64_t drain_common(struct session *s, struct inject_space *sp,
                                                        int slot, struct thread *t,
                                                        const uint8_t *ring, uint64_t tail,
-                                                       uint64_t head, uint64_t now)
+                                                       uint64_t head, uint64_t limit)
 {
     struct rec_packer pk;
     if (!rec_packer_begin(s->rec, t->proc->pid, t->tid, sp->slot_last[slot], &pk))
@@ -243,7 +253,7 @@ static __attribute__((noinline)) uint64_t drain_common(struct session *s, struct
             break;
         uint32_t func = ev.func & INJECT_EVENT_FUNC;
         if ((ev.func & INJECT_EVENT_DATA) || func - first_func >= nfuncs || ev.ret == exit ||
-            ev.ret == exit_args || ev.tsc > now || (exits.nlibs && exit_set_has(&exits, ev.ret)))
+            ev.ret == exit_args || ev.tsc > limit || (exits.nlibs && exit_set_has(&exits, ev.ret)))
             break;
         uint64_t ticks = ev.tsc < prev + step ? prev + step : ev.tsc;
         struct frame *top = depth ? &frames[depth - 1] : NULL;
@@ -310,9 +320,9 @@ static void drain_slot(struct session *s, struct inject_space *sp, int slot, str
         space_store(ctl, CTL_TAIL, head);
         return;
     }
-    /* after the head: every event in [tail, head) was stamped before now, unless its writer
+    /* after the head: every event in [tail, head) was stamped before this, unless its writer
      * was between reserving it and reading the time (order_ticks reads the clock again) */
-    uint64_t now = clock_ticks(s->clock);
+    uint64_t limit = ticks_limit(s);
     s->inject->region_reads_left = REGION_READS_PER_DRAIN;
     const struct ring_view rv = space_ring_view(sp, ctl);
     uint64_t since_publish = 0, stop_began = 0;
@@ -321,7 +331,7 @@ static void drain_slot(struct session *s, struct inject_space *sp, int slot, str
     uint8_t *data = s->inject->record;
     bool common = !s->capture && !s->rec->gate && !s->inject->general_drain_only;
     for (size_t size; tail != head; tail += size) {
-        if (common && (tail = drain_common(s, sp, slot, t, rv.ring, tail, head, now)) == head)
+        if (common && (tail = drain_common(s, sp, slot, t, rv.ring, tail, head, limit)) == head)
             break;
         if (*s->stop_signal && drain_cut(s, &stop_began)) {
             /* about a call for every two events: its entry and its exit */
@@ -351,7 +361,7 @@ static void drain_slot(struct session *s, struct inject_space *sp, int slot, str
         if (state != RING_READY)
             continue;
         uint64_t last = first_ticks(s, sp, slot);
-        order_ticks(s, &last, &now, &ev);
+        order_ticks(s, &last, &limit, &ev);
         sp->slot_last[slot] = last;
         bool with_data = ev.func & INJECT_EVENT_DATA;
         on_event(s, t, sp, &ev, &sp->slot_last[slot], with_data ? data : NULL,

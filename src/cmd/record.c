@@ -242,6 +242,12 @@ static void print_summary(const char *run, const struct trace_stats *stats, cons
                 "attached, backtrace() walked the stack): those calls end at the next event that "
                 "shows them over\n",
                 (unsigned long long)lost);
+    uint64_t corrupt = s->backend && s->backend->corrupt_events ? s->backend->corrupt_events(s) : 0;
+    if (corrupt)
+        fprintf(stderr,
+                "calltrace: %llu events the program wrote into the memory it shares with "
+                "calltrace made no sense and were left out\n",
+                (unsigned long long)corrupt);
     if (counts->left_out_functions)
         fprintf(stderr,
                 "calltrace: %llu function%s left out: the inject engine cannot patch %s, and "

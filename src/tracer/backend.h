@@ -122,6 +122,8 @@ struct tracer_backend {
     /* For the closing line: calls and returns captured but not recorded. */
     uint64_t (*dropped_calls)(const struct session *s);
     uint64_t (*lost_returns)(const struct session *s);
+    /* Events the program wrote over its side of the tracing with, left out. */
+    uint64_t (*corrupt_events)(const struct session *s);
 
     /* --- the controller's own watch points --- */
 

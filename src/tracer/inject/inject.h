@@ -57,7 +57,9 @@ struct inject_engine {
     size_t ring_size;           /* per thread, a power of two */
     uint64_t drops;             /* calls not recorded, from spaces already gone */
     uint64_t lost_returns;      /* returns not recorded, from spaces already gone */
-    uint64_t corrupt_slots;     /* rings whose indexes made no sense: no longer read */
+    uint64_t corrupt_events;    /* events the program wrote that made no sense: left out */
+    uint64_t stop_drained;      /* ticks drains took since calltrace was told to stop */
+    unsigned region_reads_left; /* /proc/PID/maps reads the drain of a ring may still make */
     uint64_t tick_step;         /* ticks in a nanosecond, rounded up; 0 until needed */
     struct addr_map capture_tables; /* func id + 1 -> its capture table (-A/-R), as placed */
     struct values_buf *values;      /* the record being decoded from a ring (-A/-R) */
@@ -194,5 +196,7 @@ uint64_t inject_dropped_calls(const struct session *s);
 /* Returns the trampolines could not record (ring full): their calls are in the trace, ended at
  * the next event that proves them over. */
 uint64_t inject_lost_returns(const struct session *s);
+/* Events the programs wrote into their rings that made no sense, left out. */
+uint64_t inject_corrupt_events(const struct session *s);
 
 #endif

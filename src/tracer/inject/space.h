@@ -37,7 +37,14 @@ _Static_assert(REGION_GONE == REGION_PROGRESS + 8,
  * PID_MAX_LIMIT, is 4194304), so a trampoline that still signals calltrace reaches nobody. */
 #define NO_CONSUMER 0x7fffffffu
 #define REGION_SLOTS 256       /* threads alive at once; more run untraced */
-#define SHADOW_SIZE (8u << 20) /* 262144 nested calls */
+#define SHADOW_SIZE (8u << 20) /* 262142 nested calls */
+/* The most calls a thread can have open: what its shadow stack holds (a trampoline drops the
+ * calls past it). Deeper calls read from a ring were written there by the program itself, as
+ * were calls on more stacks at once than a thread uses (its own and a signal stack; the
+ * engine does not trace programs that switch stacks): left out, so that calltrace's memory and
+ * its work per event stay bounded whatever the program writes. */
+#define INJECT_DEPTH_MAX ((SHADOW_SIZE - SHADOW_HEADER) / SHADOW_ENTRY_SIZE)
+#define INJECT_STACKS_MAX 16
 
 struct inject_patch {
     uint64_t addr;
@@ -83,7 +90,7 @@ struct inject_space {
     size_t nlib_blobs;
     struct inject_patch *patches;
     size_t npatches, patches_cap;
-    bool corrupt_reported;
+    bool corrupt_reported; /* the program wrote over the region: said once */
     struct unwind_hook unwind_hooks[UNWIND_HOOKS_MAX]; /* breakpoints of tracer/inject/unwind.c */
     size_t nunwind_hooks;
     uint32_t slot_unwinding[REGION_SLOTS];    /* exceptions thrown, not caught yet (unwind.c) */
@@ -225,6 +232,16 @@ static inline uint64_t space_load(const uint8_t *ctl, size_t off)
 static inline void space_store(uint8_t *ctl, size_t off, uint64_t v)
 {
     __atomic_store_n((uint64_t *)(ctl + off), v, __ATOMIC_RELEASE);
+}
+
+/* A count the trampolines keep in a control block (CTL_DROPS, CTL_LOST_RETURNS), or 0 when the
+ * program wrote one no thread can reach (2^48 calls, days of nothing else) over it: the
+ * closing line's sums stay true to what the threads could have done, and never wrap. */
+#define SLOT_COUNT_MAX (1ull << 48)
+static inline uint64_t space_count(const uint8_t *ctl, size_t off)
+{
+    uint64_t n = space_load(ctl, off);
+    return n <= SLOT_COUNT_MAX ? n : 0;
 }
 
 #endif

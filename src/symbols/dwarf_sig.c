@@ -634,8 +634,8 @@ bool dwarf_sigs_has_function(const struct dwarf_sigs *d, uint64_t addr, const ch
 /* A stripped program's DWARF and symbol table are in its debug file: read both from there. */
 static void use_debug_file(struct dwarf_sigs *d, const char *path)
 {
-    char *found = debug_file_find(d->elf, path);
-    int fd = found ? open(found, O_RDONLY | O_CLOEXEC) : -1;
+    char *found;
+    int fd = debug_file_open(path, &found);
     free(found);
     Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
     Dwarf *dwarf = elf ? dwarf_begin_elf(elf, DWARF_C_READ, NULL) : NULL;

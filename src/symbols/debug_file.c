@@ -33,58 +33,74 @@ char *debug_file_search_path(void)
     return path;
 }
 
-/* The name of mod's debug file, found by libdwfl's lookup as it reads DWARF, or else a symbol
- * table: a debug file may hold the symbol table alone, and a program stripped of its DWARF only
- * keeps its symbol table. The descriptors are libdwfl's own, closed by dwfl_end. NULL when there
- * is none. */
-static const char *find_for_module(Dwfl_Module *mod)
+/* mod's debug file, found by libdwfl's lookup as it reads DWARF (the Elf then is libdwfl's), or
+ * else a symbol table (a debug file may hold the symbol table alone: opened here by its name). */
+static int find_for_module(Dwfl_Module *mod, struct debug_file *df)
 {
     Dwarf_Addr bias;
-    const char *debug = NULL;
-    dwfl_module_getdwarf(mod, &bias);
-    dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, &debug);
-    if (debug)
-        return debug;
+    const char *name = NULL;
+    Dwarf *dwarf = dwfl_module_getdwarf(mod, &bias);
+    dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, &name);
+    if (dwarf && (name || getenv("DEBUGINFOD_URLS"))) {
+        df->elf = dwarf_getelf(dwarf);
+        df->name = strdup(name ? name : "(from debuginfod)");
+        return df->elf && df->name ? 0 : -1;
+    }
     dwfl_module_getsymtab(mod);
-    dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, &debug);
-    return debug;
+    dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, &name);
+    if (!name)
+        return -1;
+    df->fd = open(name, O_RDONLY | O_CLOEXEC);
+    if (df->fd < 0) {
+        err_msg("%s: %s", name, strerror(errno));
+        return -1;
+    }
+    df->elf = elf_begin(df->fd, ELF_C_READ_MMAP, NULL);
+    df->name = strdup(name);
+    return df->elf && df->name ? 0 : -1;
 }
 
-int debug_file_open(const char *path, char **found)
+int debug_file_open(const char *path, struct debug_file *df)
 {
-    *found = NULL;
+    *df = (struct debug_file){.fd = -1};
     /* the file's own directory is where a debug link is looked for first: /proc/PID/exe's is
      * not the program's */
     char *real = realpath(path, NULL);
-    char *search = debug_file_search_path();
-    Dwfl_Callbacks callbacks = {
+    df->search = debug_file_search_path();
+    df->callbacks = (Dwfl_Callbacks){
         .find_elf = dwfl_build_id_find_elf,
         .find_debuginfo = dwfl_standard_find_debuginfo,
         .section_address = dwfl_offline_section_address,
-        .debuginfo_path = &search,
+        .debuginfo_path = &df->search,
     };
-    Dwfl *dwfl = real && search ? dwfl_begin(&callbacks) : NULL;
-    Dwfl_Module *mod = dwfl ? dwfl_report_offline(dwfl, real, real, -1) : NULL;
-    if (dwfl)
-        dwfl_report_end(dwfl, NULL, NULL);
-    const char *name = mod ? find_for_module(mod) : NULL;
-    int fd = name ? open(name, O_RDONLY | O_CLOEXEC) : -1;
-    if (name && fd < 0)
-        err_msg("%s: %s", name, strerror(errno));
-    if (fd >= 0 && !(*found = strdup(name))) {
-        close(fd);
-        fd = -1;
-    }
-    if (fd >= 0)
-        dbg(DBG_SYMBOLS, 1, "%s: debug file %s", path, *found);
+    df->dwfl = real && df->search ? dwfl_begin(&df->callbacks) : NULL;
+    Dwfl_Module *mod = df->dwfl ? dwfl_report_offline(df->dwfl, real, real, -1) : NULL;
+    if (df->dwfl)
+        dwfl_report_end(df->dwfl, NULL, NULL);
+    int rc = mod ? find_for_module(mod, df) : -1;
+    if (rc == 0)
+        dbg(DBG_SYMBOLS, 1, "%s: debug file %s", path, df->name);
     else
         dbg(DBG_SYMBOLS, 1,
             "%s: no debug file (by build ID and .gnu_debuglink in \"%s\"%s): its functions "
             "come from its own tables",
-            path, search ? search : "", getenv("DEBUGINFOD_URLS") ? " and from debuginfod" : "");
-    if (dwfl)
-        dwfl_end(dwfl);
-    free(search);
+            path, df->search ? df->search : "",
+            getenv("DEBUGINFOD_URLS") ? " and from debuginfod" : "");
     free(real);
-    return fd;
+    if (rc < 0)
+        debug_file_close(df);
+    return rc;
+}
+
+void debug_file_close(struct debug_file *df)
+{
+    if (df->fd >= 0 && df->elf)
+        elf_end(df->elf);
+    if (df->fd >= 0)
+        close(df->fd);
+    if (df->dwfl) /* the session's Elf handles and descriptors with it */
+        dwfl_end(df->dwfl);
+    free(df->name);
+    free(df->search);
+    *df = (struct debug_file){.fd = -1};
 }

@@ -16,6 +16,7 @@
 #ifndef CALLTRACE_SYMBOLS_DEBUG_FILE_H
 #define CALLTRACE_SYMBOLS_DEBUG_FILE_H
 
+#include <elfutils/libdwfl.h>
 #include <libelf.h>
 
 #define DEBUG_DIRS_ENV "CALLTRACE_DEBUG_DIRS"
@@ -24,9 +25,20 @@
  * of memory. */
 char *debug_file_search_path(void);
 
-/* Opens the debug file of the ELF file at path: returns its descriptor (to close) and its name
- * in *found (to free), or -1 when there is none. */
-int debug_file_open(const char *path, char **found);
+/* A debug file found: libdwfl's session holds it (a file debuginfod gave has no name libdwfl
+ * tells), or the descriptor does. */
+struct debug_file {
+    char *search;             /* debug_file_search_path() */
+    Dwfl_Callbacks callbacks; /* the session keeps pointers to them */
+    Dwfl *dwfl;
+    int fd;     /* -1, or ours */
+    Elf *elf;   /* valid until debug_file_close */
+    char *name; /* for messages */
+};
+
+/* Opens the debug file of the ELF file at path in *df: 0, or -1 when there is none. */
+int debug_file_open(const char *path, struct debug_file *df);
+void debug_file_close(struct debug_file *df);
 
 /* Does elf have a section of this type holding data (a debug file's copies of the program's
  * sections are SHT_NOBITS)? */

@@ -517,26 +517,17 @@ static int load_checked(struct elf_image *image, Elf *elf, const char *path, Elf
     return 0;
 }
 
-struct debug_symbols {
-    int fd;
-    Elf *elf;
-};
-
-/* A stripped file keeps only .dynsym: its debug file, when there is one, has every function. */
-static void open_debug_symbols(struct debug_symbols *debug, Elf *elf, const char *path)
+/* A stripped file keeps only .dynsym: its debug file, when there is one, has every function.
+ * Returns the debug file's Elf when it has a symbol table, else NULL. */
+static Elf *open_debug_symbols(struct debug_file *debug, Elf *elf, const char *path)
 {
-    if (elf_has_section_type(elf, SHT_SYMTAB))
-        return;
-    char *found;
-    debug->fd = debug_file_open(path, &found);
-    debug->elf = debug->fd >= 0 ? elf_begin(debug->fd, ELF_C_READ_MMAP, NULL) : NULL;
-    if (debug->fd >= 0 && (!debug->elf || !elf_has_section_type(debug->elf, SHT_SYMTAB))) {
-        dbg(DBG_SYMBOLS, 1, "%s: no symbol table in it", found);
-        if (debug->elf)
-            elf_end(debug->elf);
-        debug->elf = NULL;
-    }
-    free(found);
+    *debug = (struct debug_file){.fd = -1};
+    if (elf_has_section_type(elf, SHT_SYMTAB) || debug_file_open(path, debug) < 0)
+        return NULL;
+    if (elf_has_section_type(debug->elf, SHT_SYMTAB))
+        return debug->elf;
+    dbg(DBG_SYMBOLS, 1, "%s: no symbol table in it", debug->name);
+    return NULL;
 }
 
 static int load_file(struct elf_image *image, const char *path, bool symbols)
@@ -549,14 +540,10 @@ static int load_file(struct elf_image *image, const char *path, bool symbols)
         err_msg("%s: %s", path, why);
         return -1;
     }
-    struct debug_symbols debug = {-1, NULL};
-    if (symbols)
-        open_debug_symbols(&debug, elf, path);
-    int rc = load_checked(image, elf, path, debug.elf ? debug.elf : symbols ? elf : NULL);
-    if (debug.elf)
-        elf_end(debug.elf);
-    if (debug.fd >= 0)
-        close(debug.fd);
+    struct debug_file debug = {.fd = -1};
+    Elf *debug_symbols = symbols ? open_debug_symbols(&debug, elf, path) : NULL;
+    int rc = load_checked(image, elf, path, debug_symbols ? debug_symbols : symbols ? elf : NULL);
+    debug_file_close(&debug);
     elf_end(elf);
     close(fd);
     return rc;

@@ -128,8 +128,8 @@ kill "$HTTP"
 # Debian's ripgrep (Rust, stripped, no .dynsym function): counts against the kernel's uprobes.
 CTX="[ripgrep against uprobes]"
 RG=/usr/bin/rg
-[ -x "$RG" ] || fail "no $RG: scripts/install-deps.sh --test installs ripgrep"
-command -v bpftrace >/dev/null || fail "no bpftrace: scripts/install-deps.sh --test installs it"
+[ -x "$RG" ] || fail "no $RG: scripts/install-deps.sh installs ripgrep"
+command -v bpftrace >/dev/null || fail "no bpftrace: scripts/install-deps.sh installs it"
 readelf -S "$RG" | grep -q '\.symtab' && fail "$RG has a symbol table: not the stripped case"
 # A uprobe is placed at a file offset: in rg's code segment they equal the addresses.
 read -r _ off vaddr _ < <(readelf -lW "$RG" | grep -E '^ *LOAD .* R E ') || fail "readelf -l $RG"

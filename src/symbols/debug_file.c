@@ -33,19 +33,11 @@ char *debug_file_search_path(void)
     return path;
 }
 
-/* mod's debug file, found by libdwfl's lookup as it reads DWARF (the Elf then is libdwfl's), or
- * else a symbol table (a debug file may hold the symbol table alone: opened here by its name). */
-static int find_for_module(Dwfl_Module *mod, struct debug_file *df)
+/* mod's debug file as libdwfl reads its symbol table (a debug file may hold one alone), opened
+ * here by its name; -1 when libdwfl found none, or one without a name (from debuginfod). */
+static int find_symbols(Dwfl_Module *mod, struct debug_file *df)
 {
-    Dwarf_Addr bias;
     const char *name = NULL;
-    Dwarf *dwarf = dwfl_module_getdwarf(mod, &bias);
-    dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, &name);
-    if (dwarf && (name || getenv("DEBUGINFOD_URLS"))) {
-        df->elf = dwarf_getelf(dwarf);
-        df->name = strdup(name ? name : "(from debuginfod)");
-        return df->elf && df->name ? 0 : -1;
-    }
     dwfl_module_getsymtab(mod);
     dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, &name);
     if (!name)
@@ -60,7 +52,21 @@ static int find_for_module(Dwfl_Module *mod, struct debug_file *df)
     return df->elf && df->name ? 0 : -1;
 }
 
-int debug_file_open(const char *path, struct debug_file *df)
+/* mod's debug file as libdwfl reads its DWARF (the Elf then is libdwfl's). */
+static int find_dwarf(Dwfl_Module *mod, struct debug_file *df)
+{
+    Dwarf_Addr bias;
+    const char *name = NULL;
+    Dwarf *dwarf = dwfl_module_getdwarf(mod, &bias);
+    dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, &name);
+    if (!dwarf || (!name && !getenv("DEBUGINFOD_URLS")))
+        return -1;
+    df->elf = dwarf_getelf(dwarf);
+    df->name = strdup(name ? name : "(from debuginfod)");
+    return df->elf && df->name ? 0 : -1;
+}
+
+int debug_file_open(const char *path, enum debug_want want, struct debug_file *df)
 {
     *df = (struct debug_file){.fd = -1};
     /* the file's own directory is where a debug link is looked for first: /proc/PID/exe's is
@@ -77,7 +83,12 @@ int debug_file_open(const char *path, struct debug_file *df)
     Dwfl_Module *mod = df->dwfl ? dwfl_report_offline(df->dwfl, real, real, -1) : NULL;
     if (df->dwfl)
         dwfl_report_end(df->dwfl, NULL, NULL);
-    int rc = mod ? find_for_module(mod, df) : -1;
+    /* reading only the symbol table is several times cheaper (libc: DWARF's headers) */
+    int rc = -1;
+    if (mod && want == DEBUG_SYMBOLS)
+        rc = find_symbols(mod, df);
+    if (mod && rc < 0)
+        rc = find_dwarf(mod, df);
     if (rc == 0)
         dbg(DBG_SYMBOLS, 1, "%s: debug file %s", path, df->name);
     else

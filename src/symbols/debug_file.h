@@ -36,8 +36,14 @@ struct debug_file {
     char *name; /* for messages */
 };
 
+/* What the debug file is wanted for: its symbol table (or else its DWARF), or its DWARF. */
+enum debug_want {
+    DEBUG_SYMBOLS,
+    DEBUG_DWARF,
+};
+
 /* Opens the debug file of the ELF file at path in *df: 0, or -1 when there is none. */
-int debug_file_open(const char *path, struct debug_file *df);
+int debug_file_open(const char *path, enum debug_want want, struct debug_file *df);
 void debug_file_close(struct debug_file *df);
 
 /* Does elf have a section of this type holding data (a debug file's copies of the program's

@@ -635,7 +635,7 @@ bool dwarf_sigs_has_function(const struct dwarf_sigs *d, uint64_t addr, const ch
 /* A stripped program's DWARF and symbol table are in its debug file: read both from there. */
 static void use_debug_file(struct dwarf_sigs *d, const char *path)
 {
-    if (debug_file_open(path, &d->debug) < 0)
+    if (debug_file_open(path, DEBUG_DWARF, &d->debug) < 0)
         return;
     Dwarf *dwarf = dwarf_begin_elf(d->debug.elf, DWARF_C_READ, NULL);
     if (!dwarf) {

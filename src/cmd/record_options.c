@@ -124,6 +124,12 @@ static void usage(FILE *f)
           "  view [RUN]         open a recorded run in Perfetto (calltrace view --help)\n"
           "\n"
           "Options of --open and view:\n" VIEW_OPTIONS_HELP "\n"
+          "A stripped program or library is traced from its unwind table: a function not\n"
+          "exported is named func_0xADDRESS (its address in the file, as nm shows it). Debug\n"
+          "files give the names back: found by build ID and .gnu_debuglink beside the file\n"
+          "and under /usr/lib/debug (or the directories of $CALLTRACE_DEBUG_DIRS), and from\n"
+          "debuginfod when $DEBUGINFOD_URLS is set.\n"
+          "\n"
           "The exit status is PROGRAM's own, 128+N when it was killed by signal N.\n",
           f);
 }

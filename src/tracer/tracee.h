@@ -99,6 +99,10 @@ struct thread {
     /* the stack mappings last seen under this thread, to compare sp only within one stack */
     uint64_t region_lo[2], region_hi[2];
     unsigned region_next;
+    /* the time of its latest event recorded, when a backend's may be ahead of calltrace's
+     * clock (the inject engine's, by up to its drain's allowance): calls still open end no
+     * earlier, so that they hold everything recorded inside them */
+    uint64_t last_ticks;
 };
 
 struct session {

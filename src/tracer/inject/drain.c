@@ -373,6 +373,8 @@ static void drain_slot(struct session *s, struct inject_space *sp, int slot, str
     }
     if (stop_began)
         s->inject->stop_drained += clock_ticks(s->clock) - stop_began;
+    if (sp->slot_last[slot] > t->last_ticks)
+        t->last_ticks = sp->slot_last[slot];
     publish_tail(sp, ctl, tail);
 }
 

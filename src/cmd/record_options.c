@@ -51,9 +51,16 @@ static void usage(FILE *f)
           "With -p, attaches to the running process PID and all its threads instead, and\n"
           "detaches on Ctrl-C, SIGTERM, SIGHUP or -t, leaving it running as before.\n"
           "\n"
+          "A TIME is a number with a unit, ns, us, ms, s, m or h, or without one, "
+          "seconds:\n" DURATION_SYNTAX ".\n"
+          "\n"
           "Options:\n"
           "  -p, --pid PID      attach to a running process instead of starting one\n"
-          "  -t, --duration S   with -p: detach after S seconds\n"
+          "  -t, --duration TIME  stop tracing after TIME: with -p, detach; a started\n"
+          "                     program is left as -p leaves one and runs on untraced:\n"
+          "                     the run is written at once, then calltrace waits for the\n"
+          "                     program's end (passing SIGTERM and SIGHUP on to it) and\n"
+          "                     exits with its status\n"
           "  -o, --output DIR   run directory (default ./" RUN_DIR_DEFAULT "; an existing one is\n"
           "                     never overwritten: DIR-1, DIR-2, ... are used instead);\n"
           "                     private to you (0700, files 0600): it holds what the\n"
@@ -68,7 +75,7 @@ static void usage(FILE *f)
           "                     outermost); deeper calls are still followed, not written\n"
           "      --min-duration TIME\n"
           "                     record only calls that last at least TIME (250ns, 50us, 2ms,\n"
-          "                     1s), with the calls that lead to them\n"
+          "                     0.5), with the calls that lead to them\n"
           "  -l, --lib GLOB     also trace the functions of the shared libraries whose file\n"
           "                     name or soname matches GLOB (-l 'libsqlite3*'), loaded at\n"
           "                     start-up or later by dlopen; -F/-N apply to them too;\n"
@@ -294,10 +301,8 @@ int record_parse_args(int argc, char **argv, struct record_cli *cli)
             }
             break;
         case 't':
-            cli->duration = (unsigned)strtonum(optarg, 1, 31 * 24 * 3600, &errstr);
-            if (errstr) {
-                err_hint("give a whole number of seconds, at least 1", "-t %s: duration is %s",
-                         optarg, errstr);
+            if (duration_parse(optarg, &cli->duration_ns) < 0 || !cli->duration_ns) {
+                err_hint("give a time over 0: " DURATION_SYNTAX, "-t %s: not a duration", optarg);
                 return -1;
             }
             break;
@@ -317,8 +322,8 @@ int record_parse_args(int argc, char **argv, struct record_cli *cli)
             break;
         case OPT_MIN_DURATION:
             if (duration_parse(optarg, &cli->min_duration) < 0) {
-                err_hint("give a number with a unit: 250ns, 50us, 2ms, 1s",
-                         "--min-duration %s: not a duration", optarg);
+                err_hint("give a duration: " DURATION_SYNTAX, "--min-duration %s: not a duration",
+                         optarg);
                 return -1;
             }
             break;
@@ -395,11 +400,6 @@ int record_parse_args(int argc, char **argv, struct record_cli *cli)
     }
     if (check_engine_options(cli) < 0)
         return -1;
-    if (cli->duration && !cli->attach_pid) {
-        err_hint("a started program runs until it ends; -t goes with -p",
-                 "-t: only applies with -p PID");
-        return -1;
-    }
     if (cli->opts.trace.attach_breakpoints && (!cli->attach_pid || !cli->opts.inject)) {
         err_hint("a started program, and the ptrace engine, always have them",
                  "--attach-breakpoints: only applies with -p PID and the inject engine");

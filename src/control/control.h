@@ -16,7 +16,8 @@
  * starts until all of them have ended. */
 int control_run(struct session *s, pid_t pid);
 
-/* The stop loop, until every traced process has ended or, attached, a stop is requested. */
+/* The stop loop, until every traced process has ended or, attached (or by s->leave_signal), a
+ * stop is requested. */
 int control_loop(struct session *s);
 
 /* Attaches to every thread of pid, running, and puts the breakpoints in; on failure prints

@@ -141,7 +141,7 @@ static void raise_fd_limit(void)
     }
 }
 
-pid_t launch_program(const char *path, char *const argv[])
+pid_t launch_program(const char *path, char *const argv[], unsigned long extra_options)
 {
     int go[2], err[2];
     if (pipe2(go, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0) {
@@ -161,7 +161,7 @@ pid_t launch_program(const char *path, char *const argv[])
     close(go[0]);
     close(err[1]);
     raise_fd_limit();
-    int rc = ptrace(PTRACE_SEIZE, pid, 0, TRACE_OPTIONS);
+    int rc = ptrace(PTRACE_SEIZE, pid, 0, TRACE_OPTIONS | extra_options);
     int seize_errno = errno;
     if (write(go[1], "g", 1) < 0 && rc == 0)
         rc = -1;

@@ -12,8 +12,8 @@ int launch_resolve(const char *program, char *path, size_t pathlen, char *image_
                    size_t imagelen);
 
 /* Forks and execs path with argv, environment untouched; the child is seized before it execs,
- * with PTRACE_O_EXITKILL so it can never outlive calltrace with breakpoints in it.
- * Returns the child's pid, or -1 after printing why. */
-pid_t launch_program(const char *path, char *const argv[]);
+ * with PTRACE_O_EXITKILL so it can never outlive calltrace with breakpoints in it, and
+ * extra_options (PTRACE_O_*). Returns the child's pid, or -1 after printing why. */
+pid_t launch_program(const char *path, char *const argv[], unsigned long extra_options);
 
 #endif

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,6 +66,14 @@ static int script_interpreter(const char *path, char *interp, size_t len)
     p[word] = '\0';
     strlcpy(interp, p, len);
     return 0;
+}
+
+bool launch_findable(const char *program)
+{
+    char path[PATH_MAX];
+    if (strchr(program, '/'))
+        return access(program, X_OK) == 0;
+    return search_path(program, path, sizeof(path)) == 0;
 }
 
 int launch_resolve(const char *program, char *path, size_t pathlen, char *image_path,

@@ -447,6 +447,21 @@ static int finish_run(const struct run_dir *run, struct recorder *rec, const str
     return rec_error || dirs_rc < 0 ? -1 : 0;
 }
 
+/* A run that recorded no call because no -F pattern matched a function of what ran: says so
+ * (the patterns were warned about), for its run directory to be removed. */
+static bool filtered_out_everything(const struct record_cli *cli, const struct session *s,
+                                    const struct recorder *rec)
+{
+    const struct func_filter *f = &cli->opts.trace.filter;
+    if (rec->calls || !f->nonly || s->stats.only_matched)
+        return false;
+    warn_unmatched_at_end(cli, s);
+    err_hint("a run without -F shows the names there are (calltrace report)",
+             "no call recorded: no function matched -F %s%s; no run directory was left", f->only[0],
+             f->nonly > 1 ? " or the other -F patterns" : "");
+    return true;
+}
+
 /* -D and --min-duration sit between the engine and the record (record/call_gate.h). */
 static int start_call_gate(const struct record_cli *cli, const struct clock_calibration *clock,
                            struct call_gate *gate, struct recorder *rec)
@@ -525,16 +540,23 @@ int cmd_record(int argc, char **argv)
     }
     progress_end(&progress);
     rec.progress = NULL;
-    int failed = finish_run(&run, &rec, &s, &cli);
+    /* nothing to look at: no run directory to find, or to mistake for a trace */
+    bool empty = filtered_out_everything(&cli, &s, &rec);
+    int failed = empty ? 0 : finish_run(&run, &rec, &s, &cli);
+    if (empty) {
+        recorder_close(&rec);
+        run_dir_discard(&run);
+    }
     end_session(&s);
     if (rec.gate)
         call_gate_free(rec.gate);
     if (released_pid > 0)
         s.main_status = finish_released(&cli, released_pid);
     /* Also after Ctrl-C stopped the program: stopping a long run to look at it is common. */
-    if (!failed && cli.open && view_open(run.path, &cli.view) < 0)
+    if (!empty && !failed && cli.open && view_open(run.path, &cli.view) < 0)
         failed = 1;
-    run_dir_close(&run);
+    if (!empty)
+        run_dir_close(&run);
     if (cli.attach_pid) /* the program is not ours: its status is not calltrace's */
         return failed || s.detach_failed ? 1 : 0;
     if (stop_signal && !s.detaching)

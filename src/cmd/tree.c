@@ -23,6 +23,7 @@
 #include "output/call_values.h"
 #include "util/duration.h"
 #include "util/log.h"
+#include "util/text_escape.h"
 
 struct tree_cli {
     const char *run;
@@ -46,6 +47,8 @@ struct tree_ctx {
     bool write_failed;
     struct run_funcs *funcs;     /* names and DWARF, to format captured values */
     struct source_files sources; /* --srcline */
+    char **names_shown;          /* by symbol: its name escaped for text output, once */
+    size_t nnames_shown;
 };
 
 static void usage(FILE *f)
@@ -192,12 +195,18 @@ static void put_values(const struct tree_ctx *tc, struct tree_thread *tt,
                                                   with_result ? f->ret : NULL, &cv) == 0;
     if (with_args) {
         putc('(', tt->out);
-        for (size_t i = 0; ok && i < cv.nargs; i++)
-            fprintf(tt->out, "%s%s=%s", i ? ", " : "", cv.args[i].name, cv.args[i].value);
+        for (size_t i = 0; ok && i < cv.nargs; i++) {
+            fputs(i ? ", " : "", tt->out);
+            fputs_name(cv.args[i].name, tt->out);
+            putc('=', tt->out);
+            fputs_escaped(cv.args[i].value, tt->out, TEXT_VALUE);
+        }
         putc(')', tt->out);
     }
-    if (ok && with_result && cv.has_result)
-        fprintf(tt->out, " = %s", cv.result.value);
+    if (ok && with_result && cv.has_result) {
+        fputs(" = ", tt->out);
+        fputs_escaped(cv.result.value, tt->out, TEXT_VALUE);
+    }
     call_values_free(&cv);
 }
 
@@ -209,13 +218,34 @@ static void put_srcline(struct tree_ctx *tc, FILE *out, const struct replay *r, 
         cli_put_srcline(out, " /* ", &where, " */");
 }
 
+/* sym's name as text output shows it (util/text_escape.h), escaped once per function: tree
+ * prints a line per call. */
+static void put_name(struct tree_ctx *tc, FILE *out, const struct replay *r, uint32_t sym)
+{
+    if (sym >= tc->nnames_shown) {
+        size_t n = r->nsyms > sym ? r->nsyms : (size_t)sym + 1;
+        char **grown = reallocarray(tc->names_shown, n, sizeof(*grown));
+        if (grown) {
+            memset(grown + tc->nnames_shown, 0, (n - tc->nnames_shown) * sizeof(*grown));
+            tc->names_shown = grown;
+            tc->nnames_shown = n;
+        }
+    }
+    if (sym < tc->nnames_shown && !tc->names_shown[sym])
+        tc->names_shown[sym] = text_escape_dup(replay_sym(r, sym)->name, TEXT_NAME);
+    if (sym < tc->nnames_shown && tc->names_shown[sym])
+        fputs(tc->names_shown[sym], out);
+    else /* out of memory: escaped each time */
+        fputs_name(replay_sym(r, sym)->name, out);
+}
+
 /* The pending call has a child: it opens a block. */
 static void flush_opener(struct tree_ctx *tc, struct tree_thread *tt, const struct replay *r,
                          const struct call_frame *f, size_t depth)
 {
     fprintf(tt->out, "%12s  ", "");
     put_indent(tt->out, depth);
-    fputs(replay_sym(r, f->sym)->name, tt->out);
+    put_name(tc, tt->out, r, f->sym);
     put_values(tc, tt, f, true, false);
     fputs(" {", tt->out);
     put_srcline(tc, tt->out, r, f->sym);
@@ -275,16 +305,17 @@ static int on_exit_call(void *ctx, struct replay *r, const struct call_done *c)
     char dur[32];
     fprintf(tt->out, "%12s  ", duration_format(dur, sizeof(dur), c->total_ns));
     put_indent(tt->out, SHOWN_DEPTH(c->frame->user));
-    const char *name = replay_sym(r, c->frame->sym)->name;
     bool leaf = tt->pending;
     if (leaf) {
-        fputs(name, tt->out);
+        put_name(tc, tt->out, r, c->frame->sym);
         put_values(tc, tt, c->frame, true, true);
         putc(';', tt->out);
     } else {
         putc('}', tt->out);
         put_values(tc, tt, c->frame, false, true);
-        fprintf(tt->out, " /* %s */", name);
+        fputs(" /* ", tt->out);
+        put_name(tc, tt->out, r, c->frame->sym);
+        fputs(" */", tt->out);
     }
     put_marks(tt->out, c->flags);
     if (leaf)
@@ -321,6 +352,9 @@ static int finish(struct tree_ctx *tc)
         free(tt);
     }
     free(tc->threads);
+    for (size_t i = 0; i < tc->nnames_shown; i++)
+        free(tc->names_shown[i]);
+    free(tc->names_shown);
     if (fflush(stdout) != 0)
         rc = -1;
     if (rc < 0)

@@ -115,12 +115,15 @@ struct tracer_backend {
     bool (*wait_stop)(struct session *s, struct ptrace_stop *stop, int *got);
     /* Moves every event captured so far into the recorder; final: even unfinished ones. */
     void (*drain)(struct session *s, bool final);
-    /* Leaving attached processes (every thread stopped, out of calltrace's code): what was put
-     * in goes. 0, or -1 (said on stderr). */
-    int (*detach)(struct session *s);
+    /* Leaving attached processes (the threads held[0..nheld) stopped, out of calltrace's code;
+     * the others exiting, or waiting for a vfork child among them): what was put in goes, and
+     * what it mapped is unmapped unless a frame may still use it. 0, or -1 (said on stderr). */
+    int (*detach)(struct session *s, struct thread *const *held, size_t nheld);
     /* For the closing line: calls and returns captured but not recorded. */
     uint64_t (*dropped_calls)(const struct session *s);
     uint64_t (*lost_returns)(const struct session *s);
+    /* Events the program wrote over its side of the tracing with, left out. */
+    uint64_t (*corrupt_events)(const struct session *s);
 
     /* --- the controller's own watch points --- */
 

@@ -166,16 +166,13 @@ static void report_busy_port(int port, int err)
 static void announce(const struct view_ctx *v)
 {
     const struct view_options *o = v->o;
+    const char *until = o->once ? " until it is fetched" : " (Ctrl-C to stop)";
     if (v->target.index)
-        fprintf(stderr, "calltrace: serving %zu run%s of %s at %s/", v->target.n,
-                v->target.n == 1 ? "" : "s", v->target.dir, v->server_url);
+        note_msg("serving %zu run%s of %s at %s/%s", v->target.n, v->target.n == 1 ? "" : "s",
+                 v->target.dir, v->server_url, until);
     else
-        fprintf(stderr, "calltrace: serving %s at %s%s", v->target.entries[0].path, v->server_url,
-                v->target.entries[0].url_path);
-    if (o->once)
-        fprintf(stderr, " until it is fetched\n");
-    else
-        fprintf(stderr, " (Ctrl-C to stop)\n");
+        note_msg("serving %s at %s%s%s", v->target.entries[0].path, v->server_url,
+                 v->target.entries[0].url_path, until);
     if (v->port != VIEW_DEFAULT_PORT && !strcmp(o->ui_url, VIEW_DEFAULT_UI))
         fprintf(stderr, "calltrace: note: ui.perfetto.dev fetches traces from port %d only\n",
                 VIEW_DEFAULT_PORT);

@@ -139,7 +139,7 @@ cp "$T/test-pkgs" "$T/provided"
 apt-cache depends --no-recommends --no-suggests --no-conflicts --no-breaks --no-replaces \
     --no-enhances $(cat "$T/test-pkgs") 2>/dev/null | sed -n 's/^ *\(Pre\)\{0,1\}Depends: //p' >>"$T/provided"
 for tool in dot chromium gdb strace valgrind redis-server redis-benchmark redis-cli nginx ab sqlite3 \
-    objdump nm strip objcopy curl ss pgrep ps file python3 node npm clang openssl taskset setpriv \
+    objdump nm strip objcopy curl ss pgrep ps file python3 node npm clang openssl taskset setpriv time \
     ltrace uftrace; do
     path=$(command -v "$tool") || continue
     pkg=$(dpkg -S "$path" 2>/dev/null || dpkg -S "$(readlink -f "$path")" 2>/dev/null) || continue

@@ -59,5 +59,6 @@ const struct tracer_backend inject_backend = {
     .detach = inject_detach,
     .dropped_calls = inject_dropped_calls,
     .lost_returns = inject_lost_returns,
+    .corrupt_events = inject_corrupt_events,
     .insert_hook = inject_insert_linker_hook,
 };

@@ -10,6 +10,7 @@
 #include "arch/x86_64/inject_tramp.h"
 #include "tracer/inject/captures.h"
 #include "tracer/inject/inject.h"
+#include "tracer/inject/leftovers.h"
 #include "tracer/inject/patch.h"
 #include "tracer/inject/space.h"
 #include "remote/memory.h"
@@ -134,6 +135,8 @@ long inject_trace_image(struct session *s, struct process *p, pid_t via,
         return -1;
     }
     sp->stale = stale;
+    if (s->attached)
+        leftovers_find(p, sp);
     sp->hold_jumps = s->attached; /* until the unwinder hooks are in: inject_attach_threads */
     int main_slot = space_slot_take(sp, p->pid);
     space_slot_own(sp, main_slot, p, via);

@@ -141,7 +141,7 @@ apt-cache depends --no-recommends --no-suggests --no-conflicts --no-breaks --no-
 for tool in dot chromium gdb strace valgrind redis-server redis-benchmark redis-cli nginx ab sqlite3 \
     objdump nm strip objcopy curl ss pgrep ps file python3 node npm clang openssl taskset setpriv time \
     ltrace uftrace; do
-    path=$(command -v "$tool") || continue
+    path=$(type -P "$tool") || continue
     pkg=$(dpkg -S "$path" 2>/dev/null || dpkg -S "$(readlink -f "$path")" 2>/dev/null) || continue
     pkg=${pkg%%:*}
     [ "$(dpkg-query -W -f='${Essential}' "$pkg" 2>/dev/null)" = yes ] && continue

@@ -24,14 +24,17 @@ int cli_missing_tid(const struct replay *r, const char *run, uint32_t tid);
 int cli_filter_option(struct profile_filter *f, int c, const char *arg);
 void cli_filter_free(struct profile_filter *f);
 #define CLI_FILTER_OPTS "F:N:D:t:"
+/* clang-format off */
 #define CLI_FILTER_LONG_OPTIONS                                                                    \
-    {"include", required_argument, NULL, 'F'}, {"exclude", required_argument, NULL, 'N'},          \
-        {"depth", required_argument, NULL, 'D'},                                                   \
-    {                                                                                              \
-        "tid", required_argument, NULL, 't'                                                        \
-    }
+    {"include", required_argument, NULL, 'F'},                                                     \
+    {"filter", required_argument, NULL, 'F'}, /* as the record command and export spell it */     \
+    {"exclude", required_argument, NULL, 'N'},                                                     \
+    {"depth", required_argument, NULL, 'D'},                                                       \
+    {"tid", required_argument, NULL, 't'}
+/* clang-format on */
 #define CLI_FILTER_HELP                                                                            \
-    "  -F, --include GLOB  only functions whose name matches GLOB (repeatable)\n"                  \
+    "  -F, --include GLOB  only functions whose name matches GLOB (repeatable; also\n"             \
+    "                      --filter GLOB)\n"                                                       \
     "  -N, --exclude GLOB  leave out functions whose name matches GLOB (repeatable)\n"             \
     "  -D, --depth N       only calls at most N deep (1: the outermost calls)\n"                   \
     "  -t, --tid TID       only the calls of thread TID\n"

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 
 #include <bsd/string.h>
@@ -27,13 +28,15 @@
 #include "record/format.h"
 #include "record/writer.h"
 #include "symbols/elf_image.h"
+#include "util/duration.h"
 #include "util/log.h"
 #include "view/view.h"
 
 /* What calltrace's signal handlers may touch: a handler cannot be given a context struct. */
 static volatile sig_atomic_t stop_signal;
-static volatile pid_t traced_pid;   /* launched: ended on a stop signal */
+static volatile pid_t traced_pid;   /* launched: ended on a stop signal, left at -t */
 static volatile pid_t attached_pid; /* attached: interrupted, then released */
+static volatile pid_t released_pid; /* launched, left running at -t: calltrace waits for it */
 
 static void on_stop_signal(int sig)
 {
@@ -44,6 +47,19 @@ static void on_stop_signal(int sig)
         kill(traced_pid, SIGKILL);
     if (attached_pid > 0)
         ptrace(PTRACE_INTERRUPT, attached_pid, 0, 0);
+    /* Untraced now, the program is what calltrace waits for, as a shell waits for its job: a
+     * SIGTERM or SIGHUP is passed on; a Ctrl-C reached it from the terminal already. */
+    if (released_pid > 0 && sig != SIGINT)
+        kill(released_pid, sig);
+}
+
+/* -t: the tracing ends and the program, attached or launched, runs on (stop_loop.c). */
+static void on_time_up(int sig)
+{
+    stop_signal = sig;
+    pid_t pid = attached_pid > 0 ? attached_pid : traced_pid;
+    if (pid > 0)
+        ptrace(PTRACE_INTERRUPT, pid, 0, 0); /* the loop's waitpid returns */
 }
 
 static void on_tty_stop(int sig)
@@ -60,7 +76,8 @@ static void install_handlers(void)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
-    sigaction(SIGALRM, &sa, NULL); /* -t */
+    sa.sa_handler = on_time_up; /* -t */
+    sigaction(SIGALRM, &sa, NULL);
     sa.sa_handler = on_tty_stop;
     sa.sa_flags = SA_RESTART;
     sigaction(SIGTSTP, &sa, NULL);
@@ -275,6 +292,18 @@ static double ms_since(uint64_t start)
     return (double)(clock_mono_ns() - start) / 1e6;
 }
 
+/* -t: SIGALRM (on_time_up) after ns; 0 disarms. */
+static int set_timer(uint64_t ns)
+{
+    uint64_t us = (ns + 999) / 1000;
+    struct itimerval t = {
+        .it_value = {.tv_sec = (time_t)(us / 1000000), .tv_usec = (suseconds_t)(us % 1000000)}};
+    if (setitimer(ITIMER_REAL, &t, NULL) == 0)
+        return 0;
+    err_msg("-t: cannot set a timer: %s", strerror(errno));
+    return -1;
+}
+
 /* The detach comes before any output is written, so a failure to write cannot keep the
  * program stopped; the record written so far is complete up to that moment. */
 static int run_attached(struct record_cli *cli, struct session *s)
@@ -284,10 +313,10 @@ static int run_attached(struct record_cli *cli, struct session *s)
         return -1;
     dbg(DBG_ENGINE, 1, "process %d: attached in %.1f ms", (int)cli->attach_pid, ms_since(start));
     attached_pid = cli->attach_pid;
-    if (cli->duration)
-        alarm(cli->duration);
+    if (set_timer(cli->duration_ns) < 0)
+        return -1;
     control_loop(s);
-    alarm(0);
+    set_timer(0);
     attached_pid = 0;
     start = clock_mono_ns();
     if (s->live_processes && control_detach(s) < 0)
@@ -295,6 +324,54 @@ static int run_attached(struct record_cli *cli, struct session *s)
     control_finish(s);
     dbg(DBG_ENGINE, 1, "process %d: detached in %.1f ms", (int)cli->attach_pid, ms_since(start));
     return 0;
+}
+
+/* -t of a launched program, the time up: calltrace leaves every traced process as -p leaves a
+ * program (control_detach), and the program runs on untraced; calltrace writes the run, then
+ * waits for it (wait_released). */
+static void release_launched(struct session *s, pid_t pid)
+{
+    traced_pid = 0; /* a stop signal no longer kills it */
+    if (control_detach(s) < 0)
+        s->detach_failed = true;
+    if (!s->main_done)
+        released_pid = pid;
+}
+
+/* The end of a program left running by -t, with SIGTERM and SIGHUP passed on to it
+ * (on_stop_signal), and its stops (Ctrl-Z) calltrace's too, so that the shell sees the job
+ * stop. Returns its wait status, or -1 after one error line. */
+static int wait_released(pid_t pid)
+{
+    for (;;) {
+        int status;
+        pid_t got = waitpid(pid, &status, WUNTRACED);
+        if (got == pid && WIFSTOPPED(status)) {
+            kill(getpid(), SIGSTOP);
+            continue;
+        }
+        if (got == pid)
+            return status;
+        if (errno != EINTR) {
+            err_msg("waiting for process %d: %s", (int)pid, strerror(errno));
+            return W_EXITCODE(1, 0);
+        }
+    }
+}
+
+/* After the run is written: says that the program runs on, and waits for its end. Returns its
+ * wait status. */
+static int finish_released(const struct record_cli *cli, pid_t pid)
+{
+    char after[32];
+    if (!cli->quiet)
+        fprintf(stderr,
+                "calltrace: -t %s: tracing stopped; process %d runs on untraced, and calltrace "
+                "waits for its end\n",
+                duration_format(after, sizeof(after), (int64_t)cli->duration_ns), (int)pid);
+    int status = wait_released(pid);
+    released_pid = 0;
+    return status;
 }
 
 /* The one place that knows the backends: the run's, and the breakpoints every process has. */
@@ -324,11 +401,24 @@ static int run_traced(struct record_cli *cli, const char *path, struct recorder 
         return -1;
     if (cli->attach_pid)
         return run_attached(cli, s);
-    pid_t pid = launch_program(path, cli->program_argv);
+    /* -t leaves the program running: it may have to leave a main thread that has exited while
+     * others run, which only an exit stop tells (control/detach.c) */
+    if (cli->duration_ns)
+        s->leave_signal = SIGALRM;
+    pid_t pid = launch_program(path, cli->program_argv, cli->duration_ns ? PTRACE_O_TRACEEXIT : 0);
     if (pid < 0)
         return -1;
     traced_pid = pid;
+    if (set_timer(cli->duration_ns) < 0) {
+        kill(pid, SIGKILL);
+        cli->duration_ns = 0;
+    }
     control_run(s, pid);
+    set_timer(0);
+    if (stop_signal == SIGALRM && s->leave_signal && s->live_processes)
+        release_launched(s, pid);
+    else if (stop_signal == SIGALRM && s->leave_signal)
+        stop_signal = 0; /* the program ended as the time was up: as if it had not been */
     control_finish(s);
     traced_pid = 0;
     return 0;
@@ -362,6 +452,21 @@ static int finish_run(const struct run_dir *run, struct recorder *rec, const str
     if (!cli->quiet && captured)
         call_dirs_print_summary(run->path, &dirs, cli->max_call_dirs);
     return rec_error || dirs_rc < 0 ? -1 : 0;
+}
+
+/* A run that recorded no call because no -F pattern matched a function of what ran: says so
+ * (the patterns were warned about), for its run directory to be removed. */
+static bool filtered_out_everything(const struct record_cli *cli, const struct session *s,
+                                    const struct recorder *rec)
+{
+    const struct func_filter *f = &cli->opts.trace.filter;
+    if (rec->calls || !f->nonly || s->stats.only_matched)
+        return false;
+    warn_unmatched_at_end(cli, s);
+    err_hint("a run without -F shows the names there are (calltrace report)",
+             "no call recorded: no function matched -F %s%s; no run directory was left", f->only[0],
+             f->nonly > 1 ? " or the other -F patterns" : "");
+    return true;
 }
 
 /* -D and --min-duration sit between the engine and the record (record/call_gate.h). */
@@ -442,17 +547,26 @@ int cmd_record(int argc, char **argv)
     }
     progress_end(&progress);
     rec.progress = NULL;
-    int failed = finish_run(&run, &rec, &s, &cli);
+    /* nothing to look at: no run directory to find, or to mistake for a trace */
+    bool empty = filtered_out_everything(&cli, &s, &rec);
+    int failed = empty ? 0 : finish_run(&run, &rec, &s, &cli);
+    if (empty) {
+        recorder_close(&rec);
+        run_dir_discard(&run);
+    }
     end_session(&s);
     if (rec.gate)
         call_gate_free(rec.gate);
+    if (released_pid > 0)
+        s.main_status = finish_released(&cli, released_pid);
     /* Also after Ctrl-C stopped the program: stopping a long run to look at it is common. */
-    if (!failed && cli.open && view_open(run.path, &cli.view) < 0)
+    if (!empty && !failed && cli.open && view_open(run.path, &cli.view) < 0)
         failed = 1;
-    run_dir_close(&run);
+    if (!empty)
+        run_dir_close(&run);
     if (cli.attach_pid) /* the program is not ours: its status is not calltrace's */
         return failed || s.detach_failed ? 1 : 0;
-    if (stop_signal)
+    if (stop_signal && !s.detaching)
         return 128 + stop_signal;
     int code = exit_code_of(s.main_status);
     return failed && code == 0 ? 1 : code;

@@ -56,8 +56,7 @@ long control_trace_executable(struct session *s, struct process *p, pid_t via, b
         p->backend = s->breakpoints;
         traced = p->backend->trace_image(s, p, via, &image, bias);
     }
-    if (s->opts->nlibs)
-        control_note_filter_hits(s, &image);
+    control_note_filter_hits(s, &image); /* -F that matched nothing: cmd/record.c */
     dbg(DBG_ENGINE, 1, "%s: %ld functions traced in process %d", exe, traced, (int)p->pid);
     elf_image_free(&image);
     if (traced >= 0)

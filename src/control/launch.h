@@ -2,6 +2,7 @@
 #ifndef CALLTRACE_CONTROL_LAUNCH_H
 #define CALLTRACE_CONTROL_LAUNCH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -11,9 +12,12 @@
 int launch_resolve(const char *program, char *path, size_t pathlen, char *image_path,
                    size_t imagelen);
 
+/* Is there an executable file program names (a path, or a name found in PATH)? Quiet. */
+bool launch_findable(const char *program);
+
 /* Forks and execs path with argv, environment untouched; the child is seized before it execs,
- * with PTRACE_O_EXITKILL so it can never outlive calltrace with breakpoints in it.
- * Returns the child's pid, or -1 after printing why. */
-pid_t launch_program(const char *path, char *const argv[]);
+ * with PTRACE_O_EXITKILL so it can never outlive calltrace with breakpoints in it, and
+ * extra_options (PTRACE_O_*). Returns the child's pid, or -1 after printing why. */
+pid_t launch_program(const char *path, char *const argv[], unsigned long extra_options);
 
 #endif

@@ -129,6 +129,9 @@ struct session {
     bool main_done;
     unsigned live_processes;
     volatile sig_atomic_t *stop_signal; /* set by calltrace's own signal handler */
+    /* a launched program's -t: this stop signal ends the tracing with a detach, as any stop
+     * does when attached, and the program runs on; 0: none */
+    int leave_signal;
     bool killing;
     bool attached; /* -p: the program was running before calltrace and must outlive it */
     bool detach_failed;

@@ -75,6 +75,15 @@ fi
 pkgs=()
 [ "$want_build" = 0 ] || pkgs+=("${BUILD_PKGS[@]}")
 [ "$want_test" = 0 ] || pkgs+=("${TEST_PKGS[@]}")
+# A Node.js and npm the machine has already (an image's own build, as on the developers' and
+# CI's machines) are used as they are: Debian's npm conflicts with such a nodejs package.
+if [ "$want_test" = 1 ] && command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
+    kept=()
+    for p in "${pkgs[@]}"; do
+        case $p in nodejs | npm) ;; *) kept+=("$p") ;; esac
+    done
+    pkgs=("${kept[@]}")
+fi
 [ "$want_bench" = 0 ] || pkgs+=("${BENCH_PKGS[@]}")
 
 if [ "$(id -u)" = 0 ]; then

@@ -129,7 +129,10 @@ CTX="[install-deps.sh --test]"
 deps --test
 [ "$DEPS_RC" = 0 ] || fail "exit status $DEPS_RC: $(cat "$T/deps.out")"
 installed >"$T/test-pkgs"
-for p in $(cat "$T/want") python3 graphviz chromium clang valgrind gdb strace redis-server nginx nodejs npm ltrace uftrace; do
+# Node.js and npm come from Debian unless the machine has its own (the script keeps those)
+node_pkgs="nodejs npm"
+type -P node >/dev/null && type -P npm >/dev/null && node_pkgs=""
+for p in $(cat "$T/want") python3 graphviz chromium clang valgrind gdb strace redis-server nginx $node_pkgs ltrace uftrace; do
     grep -qx "$p" "$T/test-pkgs" || fail "--test does not install $p: $(tr '\n' ' ' <"$T/test-pkgs")"
 done
 # every tool the tests run, that this machine has, comes from a package --test installs (or
@@ -139,7 +142,7 @@ cp "$T/test-pkgs" "$T/provided"
 apt-cache depends --no-recommends --no-suggests --no-conflicts --no-breaks --no-replaces \
     --no-enhances $(cat "$T/test-pkgs") 2>/dev/null | sed -n 's/^ *\(Pre\)\{0,1\}Depends: //p' >>"$T/provided"
 for tool in dot chromium gdb strace valgrind redis-server redis-benchmark redis-cli nginx ab sqlite3 \
-    objdump nm strip objcopy curl ss pgrep ps file python3 node npm clang openssl taskset setpriv time \
+    objdump nm strip objcopy curl ss pgrep ps file python3 ${node_pkgs:+node npm} clang openssl taskset setpriv time \
     ltrace uftrace; do
     path=$(type -P "$tool") || continue
     pkg=$(dpkg -S "$path" 2>/dev/null || dpkg -S "$(readlink -f "$path")" 2>/dev/null) || continue

@@ -95,8 +95,8 @@ static inline void rec_pack_call(struct recorder *rec, enum rec_type type, unsig
 
 /* A loop of the caller's packing one thread's entries and exits (the inject engine's drain),
  * straight into the open REC_CALLS record: begin, add while rec_packer_full is false, end.
- * With --callsites (rec->sites) a struct rec_site_packer goes with it, and entries go in with
- * rec_packer_add_from only. */
+ * With --callsites (rec->sites) a struct rec_site_packer goes with it: the caller packs each
+ * entry's return address into it (call_pack_site) and stops when either is past its limit. */
 struct rec_packer {
     uint8_t *at;    /* where the next event goes */
     uint8_t *limit; /* past it, no room for one more */
@@ -106,7 +106,7 @@ struct rec_packer {
 };
 /* The entries' return addresses, into the REC_CALLSITES record to come. */
 struct rec_site_packer {
-    uint8_t *at, *limit; /* as rec_packer's */
+    uint8_t *at, *limit; /* as rec_packer's: past limit, no room for one more */
     uint64_t last;
     uint32_t count;
 };
@@ -124,11 +124,6 @@ static inline bool rec_packer_full(const struct rec_packer *p)
     return p->at > p->limit;
 }
 
-static inline bool rec_site_packer_full(const struct rec_site_packer *sp)
-{
-    return sp->at > sp->limit;
-}
-
 static inline void rec_packer_add(struct rec_packer *p, enum rec_type type, unsigned flags,
                                   uint32_t func, uint64_t ticks)
 {
@@ -136,16 +131,6 @@ static inline void rec_packer_add(struct rec_packer *p, enum rec_type type, unsi
     p->last_ticks = ticks;
     p->count++;
     p->calls += type == REC_EXIT && !(flags & EXIT_INHERITED);
-}
-
-/* An entry and its return address (rec_packer with --callsites). */
-static inline void rec_packer_add_from(struct rec_packer *p, struct rec_site_packer *sp,
-                                       uint32_t func, uint64_t ticks, uint64_t ret_addr)
-{
-    rec_packer_add(p, REC_ENTER, 0, func, ticks);
-    sp->at += call_pack_site(sp->at, ret_addr, sp->last);
-    sp->last = ret_addr;
-    sp->count++;
 }
 
 /* A call starts; it returns to ret_addr (0: not known), which --callsites keeps. */

@@ -111,6 +111,27 @@ static void tree_exit(struct profile *p, const struct call_done *c)
     }
 }
 
+/* A kept call of sym, made in process pid, returns to ret_addr. */
+static int add_site(struct profile *p, uint32_t sym, uint32_t pid, uint64_t ret_addr)
+{
+    struct profile_site *first = addr_map_get(&p->sites, ret_addr), *site = first;
+    while (site && (site->sym != sym || site->pid != pid))
+        site = site->next; /* an indirect call: one site, several functions */
+    if (!site) {
+        site = calloc(1, sizeof(*site));
+        if (!site)
+            return -1;
+        *site = (struct profile_site){ret_addr, sym, pid, 0, first};
+        if (addr_map_put(&p->sites, ret_addr, site) < 0) {
+            free(site);
+            return -1;
+        }
+        p->nsites++;
+    }
+    site->calls++;
+    return 0;
+}
+
 static int add_duration(struct profile *p, uint32_t sym, int64_t ns)
 {
     if (!p->hists[sym] && !(p->hists[sym] = calloc(1, sizeof(struct latency_hist))))
@@ -133,6 +154,9 @@ static int on_exit_call(void *ctx, struct replay *r, const struct call_done *c)
     if (c->flags & EXIT_INHERITED)
         return 0; /* the parent's call, already counted in the parent */
     if ((p->wants & PROFILE_HISTS) && add_duration(p, f->sym, c->total_ns) < 0)
+        return -1;
+    if ((p->wants & PROFILE_SITES) && f->ret_addr &&
+        add_site(p, f->sym, c->thread->pid, f->ret_addr) < 0)
         return -1;
     struct func_stats *s = &p->stats[f->sym];
     if (!s->calls || c->total_ns < s->min_ns)
@@ -159,6 +183,7 @@ int profile_build(struct profile *p, const char *record_path, const struct profi
     if (sym_filter_init(&p->names, p->filter) < 0)
         return -1;
     if (addr_map_init(&p->edges, 256) < 0 ||
+        ((wants & PROFILE_SITES) && addr_map_init(&p->sites, 256) < 0) ||
         ((wants & PROFILE_TREE) && call_tree_init(&p->tree) < 0)) {
         err_msg("out of memory");
         return -1;
@@ -176,6 +201,12 @@ void profile_free(struct profile *p)
     ADDR_MAP_FOREACH(&p->edges, slot)
     free(slot->value);
     addr_map_free(&p->edges);
+    ADDR_MAP_FOREACH(&p->sites, slot)
+    for (struct profile_site *site = slot->value, *next; site; site = next) {
+        next = site->next;
+        free(site);
+    }
+    addr_map_free(&p->sites);
     replay_close(&p->replay);
     for (size_t s = 0; p->hists && s < p->nstats; s++) {
         if (p->hists[s])
@@ -192,6 +223,32 @@ void profile_free(struct profile *p)
 void profile_warn_unmatched(const struct profile *p)
 {
     sym_filter_warn_unmatched(&p->names, &p->replay);
+}
+
+static int site_order(const void *a, const void *b)
+{
+    const struct profile_site *x = *(struct profile_site *const *)a;
+    const struct profile_site *y = *(struct profile_site *const *)b;
+    if (x->sym != y->sym)
+        return x->sym < y->sym ? -1 : 1;
+    if (x->calls != y->calls)
+        return x->calls > y->calls ? -1 : 1;
+    if (x->ret_addr != y->ret_addr)
+        return x->ret_addr < y->ret_addr ? -1 : 1;
+    return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+struct profile_site **profile_sites(const struct profile *p, size_t *n)
+{
+    struct profile_site **all = calloc(p->nsites + 1, sizeof(*all));
+    *n = 0;
+    if (!all)
+        return NULL;
+    ADDR_MAP_FOREACH(&p->sites, slot)
+    for (struct profile_site *site = slot->value; site; site = site->next)
+        all[(*n)++] = site;
+    qsort(all, *n, sizeof(*all), site_order);
+    return all;
 }
 
 static int edge_order(const void *a, const void *b)

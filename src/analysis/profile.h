@@ -50,6 +50,16 @@ struct profile_edge {
 #define PROFILE_HISTS 2u        /* each function's distribution of durations (percentiles) */
 #define PROFILE_TREE 4u         /* the calling-context tree (flame, diff --tree) */
 #define PROFILE_TREE_THREADS 8u /* ... with a node per thread above its outermost calls */
+#define PROFILE_SITES 16u       /* each function's calls per return address (record --callsites) */
+
+/* The calls of a function made from one call site: one return address in one process. */
+struct profile_site {
+    uint64_t ret_addr;
+    uint32_t sym;
+    uint32_t pid;
+    uint64_t calls;
+    struct profile_site *next; /* of the same return address */
+};
 
 struct profile {
     struct replay replay;
@@ -61,6 +71,8 @@ struct profile {
     struct sym_filter names;     /* -F, -N */
     size_t nstats;
     struct addr_map edges; /* caller << 32 | callee -> struct profile_edge */
+    struct addr_map sites; /* return address -> struct profile_site, chained */
+    size_t nsites;
     bool saw_tid;
 };
 
@@ -72,6 +84,10 @@ void profile_free(struct profile *p);
 
 /* Prints a warning for each glob that matched no function with calls, listing some that exist. */
 void profile_warn_unmatched(const struct profile *p);
+
+/* The call sites (PROFILE_SITES) as an array sorted by symbol, then by calls, most first;
+ * *n set. Caller frees. */
+struct profile_site **profile_sites(const struct profile *p, size_t *n);
 
 /* The edges as an array sorted by caller then callee; *n set. Caller frees. */
 struct profile_edge **profile_edges(const struct profile *p, size_t *n);

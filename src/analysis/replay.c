@@ -72,6 +72,22 @@ static void ids_free(struct replay_ids *ids)
     addr_map_free(&ids->sparse);
 }
 
+/* Where process pid loaded image idx, once per pair: processes load an image or two each. */
+static int add_load(struct replay *r, uint32_t pid, uint32_t idx, uint64_t bias)
+{
+    for (size_t i = 0; i < r->nloads; i++)
+        if (r->loads[i].pid == pid && r->loads[i].image == idx) {
+            r->loads[i].bias = bias; /* loaded again (dlopen after dlclose): the latest */
+            return 0;
+        }
+    struct replay_load *loads = reallocarray(r->loads, r->nloads + 1, sizeof(*loads));
+    if (!loads)
+        return -1;
+    r->loads = loads;
+    loads[r->nloads++] = (struct replay_load){pid, idx, bias};
+    return 0;
+}
+
 static int add_image(struct replay *r, const struct rec_image *im)
 {
     uint32_t len;
@@ -90,7 +106,9 @@ static int add_image(struct replay *r, const struct rec_image *im)
             return -1;
         r->nimages++;
     }
-    return ids_put(&r->image_ids, im->image, (uint32_t)idx);
+    return add_load(r, im->hdr.tid, (uint32_t)idx, im->bias) < 0
+               ? -1
+               : ids_put(&r->image_ids, im->image, (uint32_t)idx);
 }
 
 static uint64_t name_hash(uint32_t image, const char *name, size_t len)
@@ -255,6 +273,7 @@ void replay_close(struct replay *r)
         free(r->images[i].path);
     free(r->syms);
     free(r->images);
+    free(r->loads);
     ids_free(&r->func_sym);
     ids_free(&r->image_ids);
     memset(r, 0, sizeof(*r));

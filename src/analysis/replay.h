@@ -26,6 +26,14 @@ struct replay_image {
     uint64_t bias; /* of the first process that loaded it */
 };
 
+/* An image as one process loaded it: where it is there (a call site's address is looked up in
+ * the images of the process that made the call). */
+struct replay_load {
+    uint32_t pid;
+    uint32_t image; /* index into replay.images */
+    uint64_t bias;
+};
+
 struct replay_sym {
     char *name;
     uint32_t image;     /* index into replay.images */
@@ -68,6 +76,8 @@ struct replay {
     struct replay_ids func_sym;  /* record function id -> symbol */
     struct addr_map sym_by_hash; /* hash of (image, name) -> first symbol + 1 */
     struct replay_ids image_ids; /* record image id -> index into images */
+    struct replay_load *loads;   /* each (process, image) the record named, in its order */
+    size_t nloads;
     struct addr_map open_counts; /* tid << 32 | sym -> open frames + 1 */
 
     uint64_t events;  /* records read */

@@ -20,6 +20,7 @@ struct source_image {
     Dwfl_Module *mod;
     Dwarf_Addr bias;       /* dwfl's addresses minus the file's */
     struct addr_map lines; /* link address + 1 -> struct source_line, or &no_line */
+    struct addr_map sites; /* the same for the instructions of call sites (source_line_at) */
 };
 
 static struct source_line no_line;
@@ -159,13 +160,57 @@ bool source_line_of(struct source_files *sf, size_t image, const char *image_pat
     return known != &no_line;
 }
 
+/* The line table's line of the instruction at link_addr, when it is inside the image. */
+static struct source_line *look_up_site(struct source_image *im, uint64_t link_addr)
+{
+    Dwarf_Addr start, end, addr = link_addr + im->bias;
+    int line;
+    if (!dwfl_module_info(im->mod, NULL, &start, &end, NULL, NULL, NULL, NULL) || addr < start ||
+        addr >= end)
+        return &no_line;
+    Dwfl_Line *l = dwfl_module_getsrc(im->mod, addr);
+    struct source_line found = {l ? dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL) : NULL, 0};
+    if (!found.file || line <= 0)
+        return &no_line;
+    found.line = (unsigned)line;
+    struct source_line *copy = malloc(sizeof(*copy));
+    if (copy)
+        *copy = found;
+    return copy ? copy : &no_line;
+}
+
+bool source_line_at(struct source_files *sf, size_t image, const char *image_path,
+                    uint64_t link_addr, struct source_line *out)
+{
+    struct source_image *im = image_of(sf, image, image_path);
+    if (!im || (!im->sites.slots && addr_map_init(&im->sites, 64) < 0))
+        return false;
+    struct source_line *known = addr_map_get(&im->sites, link_addr + 1);
+    if (!known) {
+        known = look_up_site(im, link_addr);
+        if (addr_map_put(&im->sites, link_addr + 1, known) < 0) {
+            if (known != &no_line)
+                free(known);
+            return false;
+        }
+    }
+    *out = *known;
+    return known != &no_line;
+}
+
+static void free_lines(struct addr_map *lines)
+{
+    ADDR_MAP_FOREACH(lines, slot)
+    if (slot->value != &no_line)
+        free(slot->value);
+    addr_map_free(lines);
+}
+
 void source_files_free(struct source_files *sf)
 {
     for (size_t i = 0; i < sf->nimages; i++) {
-        ADDR_MAP_FOREACH(&sf->images[i].lines, slot)
-        if (slot->value != &no_line)
-            free(slot->value);
-        addr_map_free(&sf->images[i].lines);
+        free_lines(&sf->images[i].lines);
+        free_lines(&sf->images[i].sites);
     }
     for (size_t i = 0; i < sf->nimages; i++) {
         if (sf->images[i].dwfl)

@@ -33,6 +33,11 @@ struct source_line {
 bool source_line_of(struct source_files *sf, size_t image, const char *image_path,
                     uint64_t link_addr, const char *name, struct source_line *out);
 
+/* The line of the instruction at link_addr in the image (its line table's), for a call site:
+ * false when the image has no debug information or link_addr is not in it. */
+bool source_line_at(struct source_files *sf, size_t image, const char *image_path,
+                    uint64_t link_addr, struct source_line *out);
+
 void source_files_free(struct source_files *sf);
 
 #endif

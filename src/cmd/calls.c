@@ -10,6 +10,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "analysis/call_site.h"
 #include "analysis/profile.h"
 #include "analysis/replay.h"
 #include "analysis/run_select.h"
@@ -49,6 +50,22 @@ static bool srcline_of(struct srclines *sl, const char *name, struct source_line
         if (strcmp(sl->replay.syms[s].name, name) == 0)
             return cli_srcline(&sl->sources, &sl->replay, s, where);
     return false;
+}
+
+/* Where call (its call.json) was made from: its return address (record --callsites) in its
+ * process's images. */
+static bool call_site_of(struct srclines *sl, const cJSON *call, struct source_line *where)
+{
+    const cJSON *ret = cJSON_GetObjectItemCaseSensitive(call, "return_address");
+    const cJSON *pid = cJSON_GetObjectItemCaseSensitive(call, "pid");
+    if (!sl->read || !cJSON_IsString(ret) || !cJSON_IsNumber(pid))
+        return false;
+    char *end;
+    errno = 0;
+    unsigned long long addr = strtoull(ret->valuestring, &end, 16);
+    if (errno || *end || end == ret->valuestring)
+        return false; /* the files of a run are untrusted */
+    return call_site_line(&sl->sources, &sl->replay, (uint32_t)pid->valuedouble, addr, where);
 }
 
 static void srclines_free(struct srclines *sl)
@@ -126,7 +143,9 @@ static void usage(FILE *f)
           "prints it). RUN defaults to the newest run directory here. Times are from the\n"
           "run's start.\n"
           "  -j, --json          print JSON instead\n"
-          "      --srcline       where each function is defined (file:line, from DWARF)\n"
+          "      --srcline       where each function is defined (file:line, from DWARF);\n"
+          "                      with FUNC N of a run recorded with --callsites, also the\n"
+          "                      line it was called from\n"
           "  -F, --include GLOB  only the functions whose name matches GLOB (repeatable; also\n"
           "                      --filter GLOB)\n"
           "  -N, --exclude GLOB  leave out the functions whose name matches GLOB (repeatable)\n"
@@ -381,8 +400,15 @@ static int one_call(const char *run, cJSON *index, const char *func, const char 
     /* in whole ns, as the record has them: no floating-point residue in what is printed */
     int64_t entry_ns = llround(num_of(call, "entry_us") * 1000) - o->start_ns;
     int64_t exit_ns = llround(num_of(call, "exit_us") * 1000) - o->start_ns;
+    struct source_line from;
+    bool called = o->sl.wanted && call_site_of(&o->sl, call, &from);
     if (o->json) {
         add_srcline_json(call, &o->sl, func);
+        if (called) {
+            cJSON *site = cJSON_AddObjectToObject(call, "called_from");
+            cJSON_AddStringToObject(site, "file", from.file);
+            cJSON_AddNumberToObject(site, "line", from.line);
+        }
         cJSON_AddNumberToObject(call, "entry_from_start_us", (double)entry_ns / 1000);
         cJSON_AddNumberToObject(call, "exit_from_start_us", (double)exit_ns / 1000);
         cli_put_json(call);
@@ -400,6 +426,8 @@ static int one_call(const char *run, cJSON *index, const char *func, const char 
     struct source_line where;
     if (o->sl.wanted && srcline_of(&o->sl, func, &where))
         cli_put_srcline(stdout, "  defined at ", &where, "\n");
+    if (called)
+        cli_put_srcline(stdout, "  called from ", &from, "\n");
     const cJSON *p, *params = cJSON_GetObjectItemCaseSensitive(call, "params");
     cJSON_ArrayForEach(p, params) put_value_line(str_of(p, "name"), str_of(p, "value"));
     const cJSON *ret = cJSON_GetObjectItemCaseSensitive(call, "return");

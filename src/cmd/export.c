@@ -31,7 +31,8 @@ static void usage(FILE *f)
         "  -z, --compress     gzip it: trace.json.gz or trace.pftrace.gz\n"
         "  --max-call-dirs N  call folders per function (default 1000, 0: no limit)\n"
         "  --srcline          each call's arguments say where its function is defined:\n"
-        "                     \"src\": \"file:line\" (from DWARF)\n"
+        "                     \"src\": \"file:line\" (from DWARF), and with a run recorded\n"
+        "                     with --callsites where it was called from: \"called_from\"\n"
         "A window writes only some of the calls (the record keeps them all):\n" WINDOW_OPTIONS_HELP,
         f);
 }

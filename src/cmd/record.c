@@ -530,6 +530,12 @@ int cmd_record(int argc, char **argv)
     struct progress progress; /* the recording's line: calls, rate, bytes */
     progress_init(&progress, cli.quiet);
     rec.progress = &progress;
+    if (cli.callsites && (rc = recorder_keep_call_sites(&rec)) < 0) {
+        err_msg("--callsites: %s", strerror(-rc));
+        recorder_close(&rec);
+        run_dir_discard(&run);
+        return 2;
+    }
     struct call_gate gate;
     if (start_call_gate(&cli, &clock, &gate, &rec) < 0) {
         recorder_close(&rec);

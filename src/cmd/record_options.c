@@ -37,6 +37,7 @@ enum {
     OPT_ATTACH_BREAKPOINTS,
     OPT_FORMAT,
     OPT_SHARE,
+    OPT_CALLSITES,
 };
 
 static void usage(FILE *f)
@@ -78,6 +79,10 @@ static void usage(FILE *f)
           "      --min-duration TIME\n"
           "                     record only calls that last at least TIME (250ns, 50us, 2ms,\n"
           "                     0.5), with the calls that lead to them\n"
+          "      --callsites    also record where each call was made from (its return\n"
+          "                     address, a few bytes a call): tree, calls and export\n"
+          "                     --srcline show the line of the call, report --callers\n"
+          "                     each function's most frequent call sites\n"
           "  -l, --lib GLOB     also trace the functions of the shared libraries whose file\n"
           "                     name or soname matches GLOB (-l 'libsqlite3*'), loaded at\n"
           "                     start-up or later by dlopen; -F/-N apply to them too;\n"
@@ -286,6 +291,7 @@ int record_parse_args(int argc, char **argv, struct record_cli *cli)
         {"exclude", required_argument, NULL, 'N'},
         {"max-depth", required_argument, NULL, 'D'},
         {"min-duration", required_argument, NULL, OPT_MIN_DURATION},
+        {"callsites", no_argument, NULL, OPT_CALLSITES},
         {"lib", required_argument, NULL, 'l'},
         {"args", optional_argument, NULL, 'A'},
         {"retval", no_argument, NULL, 'R'},
@@ -355,6 +361,9 @@ int record_parse_args(int argc, char **argv, struct record_cli *cli)
                          optarg);
                 return -1;
             }
+            break;
+        case OPT_CALLSITES:
+            cli->callsites = true;
             break;
         case 'A':
         case 'R':

@@ -31,6 +31,7 @@ struct record_cli {
     bool open;                /* --open: show the trace in Perfetto once recorded */
     uint32_t max_depth;       /* -D; 0: no limit */
     uint64_t min_duration;    /* --min-duration, ns; 0: no minimum */
+    bool callsites;           /* --callsites: each entry's return address in the record */
     struct view_options view;
     unsigned max_call_dirs; /* --max-call-dirs; 0: no cap */
     char **program_argv;

@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
+#include "analysis/call_site.h"
 #include "analysis/profile.h"
 #include "analysis/run_select.h"
 #include "analysis/source_file.h"
@@ -35,6 +37,7 @@ struct report_cli {
     long long top;    /* 0: all */
     const char *hist; /* --hist: a function's name or a glob */
     bool srcline;
+    bool callers; /* --callers: each function's most frequent call sites */
     struct profile_filter filter;
 };
 
@@ -42,7 +45,20 @@ struct report_cli {
 struct report_ctx {
     const struct report_cli *cli;
     struct profile *p;
-    struct source_files sources; /* --srcline */
+    struct source_files sources; /* --srcline, --callers */
+    struct profile_site **sites; /* --callers: by symbol, most calls first */
+    size_t nsites;
+};
+
+/* How many call sites --callers shows per function. */
+#define CALLERS_SHOWN 3
+
+/* One line calls of a function were made from (several return addresses may share it), or the
+ * calls made from code of no line (known false). */
+struct caller_line {
+    bool known;
+    struct source_line where;
+    uint64_t calls;
 };
 
 /* What the sort comparator needs: qsort passes no context. */
@@ -67,6 +83,9 @@ static void usage(FILE *f)
           "                       buckets (as bpftrace's hist) and p50, p90, p99, max; FUNC is\n"
           "                       a name or a glob (one histogram per function it matches)\n"
           "      --srcline        where each function is defined (file:line, from DWARF)\n"
+          "      --callers        each function's 3 most frequent call sites (file:line, from\n"
+          "                       DWARF) under it, with their calls: a run recorded with\n"
+          "                       --callsites; table and json only\n"
           "  -F, --include GLOB   only functions whose name matches GLOB (repeatable)\n"
           "  -N, --exclude GLOB   leave out functions whose name matches GLOB (repeatable)\n"
           "  -D, --depth N        only calls at most N deep (1: the outermost calls)\n"
@@ -80,7 +99,7 @@ static void usage(FILE *f)
           f);
 }
 
-enum { OPT_HIST = 0x600, OPT_SRCLINE };
+enum { OPT_HIST = 0x600, OPT_SRCLINE, OPT_CALLERS };
 
 static int parse_args(int argc, char **argv, struct report_cli *cli)
 {
@@ -90,6 +109,7 @@ static int parse_args(int argc, char **argv, struct report_cli *cli)
         {"format", required_argument, NULL, 'f'},
         {"hist", required_argument, NULL, OPT_HIST},
         {"srcline", no_argument, NULL, OPT_SRCLINE},
+        {"callers", no_argument, NULL, OPT_CALLERS},
         CLI_FILTER_LONG_OPTIONS,
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -123,6 +143,9 @@ static int parse_args(int argc, char **argv, struct report_cli *cli)
         case OPT_SRCLINE:
             cli->srcline = true;
             break;
+        case OPT_CALLERS:
+            cli->callers = true;
+            break;
         case 'h':
             usage(stdout);
             exit(0);
@@ -135,6 +158,11 @@ static int parse_args(int argc, char **argv, struct report_cli *cli)
         return -1;
     }
     cli->run = optind < argc ? argv[optind] : NULL;
+    if (cli->callers && (cli->format == FMT_CSV || cli->hist)) {
+        err_hint("use the table or -f json", "report: --callers has no room in %s",
+                 cli->hist ? "--hist" : "csv");
+        return -1;
+    }
     return 0;
 }
 
@@ -200,7 +228,105 @@ static bool srcline_of(struct report_ctx *rc, uint32_t sym, struct source_line *
     return rc->cli->srcline && cli_srcline(&rc->sources, &rc->p->replay, sym, where);
 }
 
-static void print_table(struct report_ctx *rc, const struct report_row *rows, size_t n)
+/* The first of sym's call sites in rc->sites (sorted by symbol), or rc->nsites. */
+static size_t first_site(const struct report_ctx *rc, uint32_t sym)
+{
+    size_t lo = 0, hi = rc->nsites;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (rc->sites[mid]->sym < sym)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static bool same_line(const struct caller_line *c, bool known, const struct source_line *where)
+{
+    return c->known == known &&
+           (!known || (c->where.line == where->line && strcmp(c->where.file, where->file) == 0));
+}
+
+static int caller_order(const void *a, const void *b)
+{
+    const struct caller_line *x = a, *y = b;
+    if (x->calls != y->calls)
+        return x->calls > y->calls ? -1 : 1;
+    if (x->known != y->known)
+        return x->known ? -1 : 1;
+    int c = x->known ? strcmp(x->where.file, y->where.file) : 0;
+    return c ? c : (x->where.line > y->where.line) - (x->where.line < y->where.line);
+}
+
+/* --callers: sym's call sites merged by line, most calls first, into *out (caller frees);
+ * their number, or -1 when out of memory. */
+static ssize_t callers_of(struct report_ctx *rc, uint32_t sym, struct caller_line **out)
+{
+    size_t first = first_site(rc, sym), end = first, n = 0;
+    while (end < rc->nsites && rc->sites[end]->sym == sym)
+        end++;
+    struct caller_line *lines = calloc(end - first + 1, sizeof(*lines));
+    if (!(*out = lines))
+        return -1;
+    for (size_t i = first; i < end; i++) {
+        const struct profile_site *site = rc->sites[i];
+        struct source_line where = {0};
+        bool known =
+            call_site_line(&rc->sources, &rc->p->replay, site->pid, site->ret_addr, &where);
+        size_t k = 0;
+        while (k < n && !same_line(&lines[k], known, &where))
+            k++;
+        if (k == n)
+            lines[n++] = (struct caller_line){known, where, 0};
+        lines[k].calls += site->calls;
+    }
+    qsort(lines, n, sizeof(*lines), caller_order);
+    return (ssize_t)n;
+}
+
+/* --callers in the table: a line per call site under the function's, its calls in the calls
+ * column, "called from FILE:LINE" in the function column. */
+static int print_callers_table(struct report_ctx *rc, uint32_t sym)
+{
+    struct caller_line *lines;
+    ssize_t n = callers_of(rc, sym, &lines);
+    for (ssize_t i = 0; i < n && i < CALLERS_SHOWN; i++) {
+        printf("%10llu %66s", (unsigned long long)lines[i].calls, "");
+        if (lines[i].known)
+            cli_put_srcline(stdout, "called from ", &lines[i].where, "\n");
+        else
+            puts("called from code of no line (untraced, or without DWARF)");
+    }
+    if (n > CALLERS_SHOWN)
+        printf("%10s %66s(%zd more call sites)\n", "", "", n - CALLERS_SHOWN);
+    free(lines);
+    return n < 0 ? -1 : 0;
+}
+
+/* --callers in json: "callers": [{"file", "line", "calls"}], a site of no line without file
+ * and line. */
+static int add_callers_json(struct report_ctx *rc, cJSON *o, uint32_t sym)
+{
+    struct caller_line *lines;
+    ssize_t n = callers_of(rc, sym, &lines);
+    cJSON *list = n >= 0 ? cJSON_AddArrayToObject(o, "callers") : NULL;
+    for (ssize_t i = 0; list && i < n && i < CALLERS_SHOWN; i++) {
+        cJSON *c = cJSON_CreateObject();
+        cJSON_AddItemToArray(list, c);
+        if (lines[i].known) {
+            cJSON_AddStringToObject(c, "file", lines[i].where.file);
+            cJSON_AddNumberToObject(c, "line", lines[i].where.line);
+        }
+        cJSON_AddNumberToObject(c, "calls", (double)lines[i].calls);
+    }
+    if (n > CALLERS_SHOWN)
+        cJSON_AddNumberToObject(o, "more_call_sites", (double)(n - CALLERS_SHOWN));
+    free(lines);
+    return n < 0 ? -1 : 0;
+}
+
+static int print_table(struct report_ctx *rc, const struct report_row *rows, size_t n)
 {
     const struct profile *p = rc->p;
     bool images = p->replay.nimages > 1;
@@ -225,7 +351,10 @@ static void print_table(struct report_ctx *rc, const struct report_row *rows, si
         if (srcline_of(rc, rows[i].sym, &where))
             cli_put_srcline(stdout, " at ", &where, "");
         putchar('\n');
+        if (rc->cli->callers && print_callers_table(rc, rows[i].sym) < 0)
+            return -1;
     }
+    return 0;
 }
 
 static int64_t percentile_of(const struct profile *p, uint32_t sym, double pct)
@@ -298,6 +427,10 @@ static int print_json(struct report_ctx *rc, const char *run, const struct repor
         if (srcline_of(rc, rows[i].sym, &where)) {
             cJSON_AddStringToObject(o, "file", where.file);
             cJSON_AddNumberToObject(o, "line", where.line);
+        }
+        if (rc->cli->callers && add_callers_json(rc, o, rows[i].sym) < 0) {
+            cJSON_Delete(root);
+            return -1;
         }
     }
     return cli_put_json(root);
@@ -446,13 +579,28 @@ static int print_report(struct report_ctx *rc, const char *run)
     if (rc->cli->hist)
         ret = print_hists(rc, run, rows, n);
     else if (rc->cli->format == FMT_TABLE)
-        print_table(rc, rows, n);
+        ret = print_table(rc, rows, n);
     else if (rc->cli->format == FMT_CSV)
         print_csv(rc, rows, n);
     else
         ret = print_json(rc, run, rows, n);
     free(rows);
+    if (ret < 0 && rc->cli->callers)
+        err_msg("out of memory"); /* the rest print their own errors */
     return ret;
+}
+
+/* --callers: the run's call sites, sorted; a run without them is said so, and its report has
+ * none. Returns 0, or -1 after one error line. */
+static int take_sites(struct report_ctx *rc, const char *run)
+{
+    if (!(rc->sites = profile_sites(rc->p, &rc->nsites))) {
+        err_msg("out of memory");
+        return -1;
+    }
+    if (!rc->nsites && rc->p->replay.events)
+        note_msg("%s: --callers: no call sites in this run (record it with --callsites)", run);
+    return 0;
 }
 
 int cmd_report(int argc, char **argv)
@@ -471,12 +619,15 @@ int cmd_report(int argc, char **argv)
     struct profile p;
     /* percentiles in csv and json, and the histograms: the table has no room for them */
     unsigned wants = cli.hist || cli.format != FMT_TABLE ? PROFILE_HISTS : 0;
+    wants |= cli.callers ? PROFILE_SITES : 0;
     int rc = profile_build(&p, record, &cli.filter, wants);
     if (rc == 0 && cli.filter.tid && !p.saw_tid)
         rc = cli_missing_tid(&p.replay, run, cli.filter.tid);
     if (rc == 0)
         profile_warn_unmatched(&p);
     struct report_ctx ctx = {.cli = &cli, .p = &p};
+    if (rc == 0 && cli.callers)
+        rc = take_sites(&ctx, run);
     if (rc == 0)
         rc = print_report(&ctx, run);
     if (rc == 0)
@@ -489,6 +640,7 @@ int cmd_report(int argc, char **argv)
     }
     cli_print_stats("report", p.replay.events, start_ns);
     source_files_free(&ctx.sources);
+    free(ctx.sites);
     profile_free(&p);
     cli_filter_free(&cli.filter);
     return rc == 0 ? 0 : 1;

@@ -17,6 +17,7 @@
 #include "analysis/run_select.h"
 #include "analysis/source_file.h"
 #include "analysis/sym_filter.h"
+#include "analysis/call_site.h"
 #include "cmd/cli_util.h"
 #include "record/clock.h"
 #include "cmd/commands.h"
@@ -61,7 +62,8 @@ static void usage(FILE *f)
           f);
     fputs(CLI_FILTER_HELP, f);
     fputs("      --srcline       where each function is defined, \"/* file:line */\" after its\n"
-          "                      call (from DWARF)\n"
+          "                      call (from DWARF), and with a run recorded with --callsites\n"
+          "                      the line it was called from (\"called from file:line\")\n"
           "  -h, --help          show this help\n"
           "\n"
           "A call of a left-out function is not shown; the calls it made are shown under its\n"
@@ -210,12 +212,20 @@ static void put_values(const struct tree_ctx *tc, struct tree_thread *tt,
     call_values_free(&cv);
 }
 
-/* --srcline: where the function of sym is defined, in a C comment after its call. */
-static void put_srcline(struct tree_ctx *tc, FILE *out, const struct replay *r, uint32_t sym)
+/* --srcline: where the function of f is defined, and where f was called from when the record
+ * has its return address (record --callsites), in a C comment after its call. */
+static void put_srcline(struct tree_ctx *tc, FILE *out, const struct replay *r, uint32_t pid,
+                        const struct call_frame *f)
 {
-    struct source_line where;
-    if (tc->cli->srcline && cli_srcline(&tc->sources, r, sym, &where))
-        cli_put_srcline(out, " /* ", &where, " */");
+    struct source_line where, from;
+    if (!tc->cli->srcline)
+        return;
+    bool defined = cli_srcline(&tc->sources, r, f->sym, &where);
+    bool called = call_site_line(&tc->sources, r, pid, f->ret_addr, &from);
+    if (defined)
+        cli_put_srcline(out, " /* ", &where, called ? "," : " */");
+    if (called)
+        cli_put_srcline(out, defined ? " called from " : " /* called from ", &from, " */");
 }
 
 /* sym's name as text output shows it (util/text_escape.h), escaped once per function: tree
@@ -248,7 +258,7 @@ static void flush_opener(struct tree_ctx *tc, struct tree_thread *tt, const stru
     put_name(tc, tt->out, r, f->sym);
     put_values(tc, tt, f, true, false);
     fputs(" {", tt->out);
-    put_srcline(tc, tt->out, r, f->sym);
+    put_srcline(tc, tt->out, r, tt->pid, f);
     putc('\n', tt->out);
     tt->pending = false;
 }
@@ -319,7 +329,7 @@ static int on_exit_call(void *ctx, struct replay *r, const struct call_done *c)
     }
     put_marks(tt->out, c->flags);
     if (leaf)
-        put_srcline(tc, tt->out, r, c->frame->sym);
+        put_srcline(tc, tt->out, r, tt->pid, c->frame);
     putc('\n', tt->out);
     tt->pending = false;
     if (ferror(tt->out))

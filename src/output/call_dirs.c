@@ -2,6 +2,7 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -217,6 +218,11 @@ static void write_call(struct dirs_writer *w, struct func_dir *d, const struct c
     cJSON_AddNumberToObject(root, "tid", call->thread->tid);
     cJSON_AddNumberToObject(root, "entry_us", (double)f->start_ns / 1000.0);
     cJSON_AddNumberToObject(root, "exit_us", (double)call->end_ns / 1000.0);
+    if (f->ret_addr) { /* record --callsites; a string: a JSON number holds 53 bits */
+        char ret[32];
+        snprintf(ret, sizeof(ret), "0x%" PRIx64, f->ret_addr);
+        cJSON_AddStringToObject(root, "return_address", ret);
+    }
     if (call->flags & EXIT_UNFINISHED)
         cJSON_AddTrueToObject(root, "unfinished");
     if (call->flags & EXIT_UNWOUND)

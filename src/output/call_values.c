@@ -13,6 +13,7 @@
 
 struct run_image {
     char *path;
+    uint32_t pid; /* of the process that loaded it */
     uint64_t bias;
     struct dwarf_sigs *sigs;
     bool opened;
@@ -82,6 +83,7 @@ int run_funcs_note(struct run_funcs *rf, const struct rec_hdr *h)
             return -1;
         }
         im->bias = r->bias;
+        im->pid = r->hdr.tid;
         if (old) { /* a damaged record reusing an id: the latest wins */
             dwarf_sigs_close(old->sigs);
             source_files_free(&old->lines);
@@ -127,6 +129,40 @@ const char *run_funcs_srcline(struct run_funcs *rf, uint32_t func)
     if (f->srcline)
         snprintf(f->srcline, len, "%s:%u", where.file, where.line);
     return f->srcline;
+}
+
+/* ret_addr in the images of process pid, or with any_pid in every process's. */
+static bool site_in_images(struct run_funcs *rf, bool any_pid, uint32_t pid, uint64_t ret_addr,
+                           struct source_line *where)
+{
+    ADDR_MAP_FOREACH(&rf->images, slot)
+    {
+        struct run_image *im = slot->value;
+        /* the last byte of the call instruction, which is in the call's line */
+        if ((any_pid || im->pid == pid) &&
+            source_line_at(&im->lines, 0, im->path, ret_addr - 1 - im->bias, where))
+            return true;
+    }
+    return false;
+}
+
+static bool has_images_of(const struct run_funcs *rf, uint32_t pid)
+{
+    ADDR_MAP_FOREACH(&rf->images, slot)
+    if (((const struct run_image *)slot->value)->pid == pid)
+        return true;
+    return false;
+}
+
+bool run_funcs_call_site(struct run_funcs *rf, uint32_t pid, uint64_t ret_addr, char *out,
+                         size_t outlen)
+{
+    struct source_line where;
+    /* a forked child's images are its parent's, which the record named */
+    if (!ret_addr || !site_in_images(rf, !has_images_of(rf, pid), pid, ret_addr, &where))
+        return false;
+    snprintf(out, outlen, "%s:%u", where.file, where.line);
+    return true;
 }
 
 const char *run_funcs_name(const struct run_funcs *rf, uint32_t func)

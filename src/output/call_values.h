@@ -23,6 +23,10 @@ const char *run_funcs_name(const struct run_funcs *rf, uint32_t func);
 /* Where func is defined, "file:line" (analysis/source_file.h), worked out on first use; NULL
  * when not known. Lives until run_funcs_free. */
 const char *run_funcs_srcline(struct run_funcs *rf, uint32_t func);
+/* Where a call of process pid that returns to ret_addr (record --callsites) was made from,
+ * "file:line" into out[0..outlen): the line of its call instruction. false when not known. */
+bool run_funcs_call_site(struct run_funcs *rf, uint32_t pid, uint64_t ret_addr, char *out,
+                         size_t outlen);
 
 struct arg_value {
     char *name;

@@ -162,6 +162,12 @@ static int put_call(void *ctx, struct call_reader *cr, const struct call_done *c
         put_string_member(w, sep, "src", src);
         sep = ",";
     }
+    char from[PATH_MAX + 16];
+    if (w->srcline && run_funcs_call_site(w->funcs, call->thread->pid, call->frame->ret_addr, from,
+                                          sizeof(from))) {
+        put_string_member(w, sep, "called_from", from);
+        sep = ",";
+    }
     outbuf_puts(&w->out, sep == args_open ? "}" : "}}");
     trace_size_check(&w->size, w->out.written + w->out.len, TRACE_JSON_NAME);
     return 0;

@@ -1,6 +1,7 @@
 #include "output/trace_pftrace.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -418,6 +419,10 @@ static void put_end_annotated(struct pf_writer *w, struct pf_sequence *s, uint64
     const char *src = w->srcline ? run_funcs_srcline(w->funcs, c->frame->func) : NULL;
     if (src)
         put_annotation_text(w, event, "src", src);
+    char from[PATH_MAX + 16];
+    if (w->srcline &&
+        run_funcs_call_site(w->funcs, c->thread->pid, c->frame->ret_addr, from, sizeof(from)))
+        put_annotation_text(w, event, "called_from", from);
     pb_message(p, PACKET_TRACK_EVENT, event);
     put_packet(w, p);
 }
@@ -427,7 +432,7 @@ static void put_end(struct pf_writer *w, const struct call_done *c)
     struct pf_sequence *s = sequence_of(w, c->thread, c->end_ns);
     uint64_t delta = advance(s, c->end_ns);
     if (c->flags || c->frame->args || c->frame->ret ||
-        (w->srcline && run_funcs_srcline(w->funcs, c->frame->func))) {
+        (w->srcline && (c->frame->ret_addr || run_funcs_srcline(w->funcs, c->frame->func)))) {
         put_end_annotated(w, s, delta, c);
         return;
     }

@@ -16,6 +16,21 @@ static size_t unpack_varint(const uint8_t *in, size_t len, unsigned max_bits, ui
     return 0;
 }
 
+static uint64_t unzigzag_add(uint64_t base, uint64_t zigzag)
+{
+    int64_t delta = (int64_t)(zigzag >> 1) ^ -(int64_t)(zigzag & 1);
+    return base + (uint64_t)delta;
+}
+
+size_t call_unpack_site(const uint8_t *in, size_t len, uint64_t *addr)
+{
+    uint64_t zigzag;
+    size_t n = unpack_varint(in, len, 64, &zigzag);
+    if (n)
+        *addr = unzigzag_add(*addr, zigzag);
+    return n;
+}
+
 size_t call_unpack_event(const uint8_t *in, size_t len, struct rec_call *call, uint64_t *ticks)
 {
     uint64_t tag, zigzag;
@@ -31,8 +46,7 @@ size_t call_unpack_event(const uint8_t *in, size_t len, struct rec_call *call, u
     size_t d = unpack_varint(in + n, len - n, 64, &zigzag);
     if (!d)
         return 0;
-    int64_t delta = (int64_t)(zigzag >> 1) ^ -(int64_t)(zigzag & 1);
-    *ticks += (uint64_t)delta;
+    *ticks = unzigzag_add(*ticks, zigzag);
     call->hdr.type = (tag & 3) == 0 ? REC_ENTER : REC_EXIT;
     call->hdr.flags = (uint8_t)flags;
     call->func = (uint32_t)(tag >> 2);

@@ -9,6 +9,9 @@
  *     delta  varint  zigzag(ticks - the previous event's ticks; the first: the header's)
  *   zero bytes pad the record to a multiple of 8.
  *
+ * With --callsites a REC_CALLSITES record follows (struct rec_callsites {hdr, pid, count}), with
+ * one varint per entry: zigzag(its return address - the one before; the first: from 0).
+ *
  * Varints are little-endian base 128 (7 bits a byte, the top bit set on all but the last).
  * Pure functions, unit-tested (tests/unit/test_call_pack.c) and fuzzed through the reader. */
 #ifndef CALLTRACE_RECORD_CALL_PACK_H
@@ -35,6 +38,21 @@ static inline size_t call_pack_event(uint8_t *out, uint8_t type, unsigned flags,
     int64_t delta = (int64_t)(ticks - prev_ticks);
     return n + pb_put_varint(out + n, ((uint64_t)delta << 1) ^ (uint64_t)(delta >> 63));
 }
+
+/* The most bytes one return address packs into: a 64-bit delta. */
+#define CALL_PACK_SITE_MAX 10
+
+/* Packs the return address ret_addr of an entry after prev, the one before (REC_CALLSITES);
+ * returns its length. */
+static inline size_t call_pack_site(uint8_t *out, uint64_t ret_addr, uint64_t prev)
+{
+    int64_t delta = (int64_t)(ret_addr - prev);
+    return pb_put_varint(out, ((uint64_t)delta << 1) ^ (uint64_t)(delta >> 63));
+}
+
+/* One return address unpacked from in[0..len) into *addr (from *addr, the one before). Returns
+ * the bytes it took, or 0 when cut short or too long. */
+size_t call_unpack_site(const uint8_t *in, size_t len, uint64_t *addr);
 
 /* One event unpacked from in[0..len) into *call (its type, flags and func) and *ticks (from
  * *ticks, the previous event's). Returns the bytes it took, or 0 when they are not a packed

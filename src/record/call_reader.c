@@ -172,6 +172,8 @@ static int push_call(struct call_reader *cr, const struct rec_call *r)
     }
     struct call_frame *f = &t->stack[t->depth++];
     *f = (struct call_frame){.func = r->func, .sym = r->func, .start_ns = ns};
+    if (r->hdr.size >= sizeof(struct rec_call_from))
+        f->ret_addr = ((const struct rec_call_from *)r)->ret_addr;
     return cr->ops->enter ? cr->ops->enter(cr->ctx, cr, t, f) : 0;
 }
 

@@ -39,7 +39,10 @@ struct call_frame {
     int64_t start_ns;
     int64_t child_ns;              /* inclusive time of the direct children so far */
     struct rec_values *args, *ret; /* kept when the values callback said so, else NULL */
+    uint64_t ret_addr;             /* where it returns to (record --callsites), 0: not recorded */
 };
+/* One per open call of each thread: a cache line. */
+_Static_assert(sizeof(struct call_frame) == 64, "struct call_frame grew");
 
 struct call_thread {
     uint32_t pid; /* of its latest REC_ENTER or REC_THREAD: exec renames a thread */

@@ -9,7 +9,13 @@
  * reader hands them out one by one as the 24-byte struct rec_call of REC_ENTER and REC_EXIT,
  * which a record may also hold whole. The engine emits exits in LIFO order per thread (it
  * resolves tail calls, longjmp and exceptions itself), so a reader pairs them with a stack per
- * thread. */
+ * thread.
+ *
+ * Call sites (record --callsites): each entry's return address, the address after the call
+ * instruction, in records an older reader skips by their type or reads the start of, so that
+ * the version stays 2 and a record without them is byte for byte what it was: a REC_CALLSITES
+ * record right after each REC_CALLS record (one address per packed entry), and a REC_ENTER
+ * record written whole is 32 bytes, struct rec_call_from. */
 #ifndef CALLTRACE_RECORD_FORMAT_H
 #define CALLTRACE_RECORD_FORMAT_H
 
@@ -18,6 +24,8 @@
 #include "record/clock.h"
 
 #define REC_MAGIC "CTRACE\x00\x01"
+/* The version says what a reader must understand to read the calls at all: a new record type
+ * or a longer record an older reader can skip or read the start of (REC_CALLSITES) keeps it. */
 #define REC_VERSION 2     /* 2: entries and exits packed in REC_CALLS */
 #define REC_VERSION_MIN 1 /* the oldest a reader still reads: 1 has the same records, unpacked */
 #define REC_FILE_NAME "events.ctr"
@@ -48,6 +56,7 @@ enum rec_type {
     REC_ARGS,        /* right after a REC_ENTER: the raw bytes of its arguments (rec_values) */
     REC_RETVAL,      /* right before the REC_EXIT of a call that returned: its result's bytes */
     REC_CALLS,       /* entries and exits of one thread, packed (record/call_pack.h) */
+    REC_CALLSITES,   /* right after a REC_CALLS: the return address of each entry in it */
 };
 
 /* REC_EXIT flags */
@@ -72,11 +81,26 @@ struct rec_call {
     uint64_t ticks;
 };
 
+/* A REC_ENTER record with the call's return address: its size says which it is. */
+struct rec_call_from {
+    struct rec_call call;
+    uint64_t ret_addr; /* 0: not known */
+};
+
 struct rec_calls {
     struct rec_hdr hdr; /* REC_CALLS: tid; size: padded to 8 */
     uint32_t pid;
     uint32_t count; /* events packed after it */
     uint64_t ticks; /* what the first event's delta is from */
+};
+
+/* REC_CALLSITES: then count varints (record/call_pack.h), zigzag(address - the one before; the
+ * first: from 0), one per REC_ENTER of the REC_CALLS record just before, in their order; an
+ * address of 0 is not known. Zero bytes pad it to a multiple of 8. */
+struct rec_callsites {
+    struct rec_hdr hdr; /* REC_CALLSITES: the tid of its REC_CALLS */
+    uint32_t pid;
+    uint32_t count;
 };
 
 struct rec_func {

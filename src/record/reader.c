@@ -95,6 +95,8 @@ static size_t min_size(uint8_t type)
         return sizeof(struct rec_clock);
     case REC_CALLS:
         return sizeof(struct rec_calls);
+    case REC_CALLSITES:
+        return sizeof(struct rec_callsites);
     default:
         return sizeof(struct rec_hdr);
     }
@@ -110,6 +112,24 @@ static bool name_fits(const struct rec_hdr *h)
     return len <= REC_MAX_NAME && fixed + len <= h->size;
 }
 
+/* The return address of the entry being handed out, from the REC_CALLSITES record; damaged
+ * addresses are left out (the calls are whole without them). */
+static void next_site(struct rec_reader *r)
+{
+    size_t n = call_unpack_site(r->calls.sites + r->calls.sites_pos,
+                                r->calls.sites_len - r->calls.sites_pos, &r->calls.site);
+    if (!n) {
+        r->calls.sites_left = 0;
+        return;
+    }
+    r->calls.sites_pos += n;
+    r->calls.sites_left--;
+    if (r->calls.site) {
+        r->calls.call.call.hdr.size = sizeof(struct rec_call_from);
+        r->calls.call.ret_addr = r->calls.site;
+    }
+}
+
 /* The next event of the REC_CALLS record being read, or NULL once it is done (or damaged:
  * every event must unpack, and only padding may follow the last). */
 static const struct rec_hdr *next_packed(struct rec_reader *r)
@@ -123,7 +143,7 @@ static const struct rec_hdr *next_packed(struct rec_reader *r)
         return NULL;
     }
     size_t n = call_unpack_event(r->calls.bytes + r->calls.pos, r->calls.len - r->calls.pos,
-                                 &r->calls.call, &r->calls.ticks);
+                                 &r->calls.call.call, &r->calls.ticks);
     if (!n) {
         r->corrupt = true;
         r->calls.left = 0;
@@ -131,7 +151,11 @@ static const struct rec_hdr *next_packed(struct rec_reader *r)
     }
     r->calls.pos += n;
     r->calls.left--;
-    return &r->calls.call.hdr;
+    r->calls.call.call.hdr.size = sizeof(struct rec_call);
+    r->calls.call.ret_addr = 0;
+    if (r->calls.call.call.hdr.type == REC_ENTER && r->calls.sites_left)
+        next_site(r);
+    return &r->calls.call.call.hdr;
 }
 
 /* A REC_CALLS record h: its events are copied out, to be handed out from the next call on. */
@@ -143,7 +167,30 @@ static void start_packed(struct rec_reader *r, const struct rec_hdr *h)
     memcpy(r->calls.bytes, c + 1, r->calls.len);
     r->calls.left = c->count;
     r->calls.ticks = c->ticks;
-    r->calls.call = (struct rec_call){{0, 0, sizeof(struct rec_call), h->tid}, 0, c->pid, 0};
+    r->calls.call.call = (struct rec_call){{0, 0, sizeof(struct rec_call), h->tid}, 0, c->pid, 0};
+    r->calls.sites_left = 0;
+}
+
+/* The REC_CALLSITES record of the REC_CALLS record just started (copied out already), when it
+ * comes next: taken in. */
+static void take_sites(struct rec_reader *r, uint32_t tid)
+{
+    if (!r->eof && r->len - r->pos < sizeof(struct rec_hdr))
+        refill(r);
+    const struct rec_hdr *next = (const struct rec_hdr *)(r->buf + r->pos);
+    if (r->len - r->pos < sizeof(*next) || next->type != REC_CALLSITES || next->tid != tid)
+        return;
+    const struct rec_hdr *h = next_record(r);
+    if (!h)
+        return;
+    if (!r->calls.sites && !(r->calls.sites = malloc(REC_MAX_SIZE)))
+        return; /* the calls without their addresses */
+    const struct rec_callsites *c = (const struct rec_callsites *)h;
+    r->calls.sites_len = h->size - sizeof(*c);
+    r->calls.sites_pos = 0;
+    memcpy(r->calls.sites, c + 1, r->calls.sites_len);
+    r->calls.sites_left = c->count;
+    r->calls.site = 0;
 }
 
 const struct rec_hdr *rec_reader_next(struct rec_reader *r)
@@ -162,6 +209,7 @@ const struct rec_hdr *rec_reader_next(struct rec_reader *r)
         start_packed(r, h);
         if (!r->calls.len && r->calls.left)
             r->corrupt = true;
+        take_sites(r, h->tid);
     }
 }
 
@@ -220,7 +268,9 @@ void rec_reader_close(struct rec_reader *r)
         close(r->fd);
     free(r->buf);
     free(r->calls.bytes);
+    free(r->calls.sites);
     r->buf = NULL;
     r->calls.bytes = NULL;
+    r->calls.sites = NULL;
     r->fd = -1;
 }

@@ -21,13 +21,18 @@ struct rec_reader {
     bool corrupt;                    /* a record with an impossible size or type layout */
     uint64_t offset;                 /* file offset of buf[0] */
     struct clock_anchor last_anchor; /* the latest REC_CLOCK seen */
-    /* The REC_CALLS record being handed out, one struct rec_call at a time. */
+    /* The REC_CALLS record being handed out, one struct rec_call at a time (an entry whose
+     * return address the REC_CALLSITES record after it holds: a struct rec_call_from). */
     struct {
         uint8_t *bytes; /* its packed events, copied out of buf */
         size_t len, pos;
         uint32_t left;  /* events still to come */
         uint64_t ticks; /* the last one's */
-        struct rec_call call;
+        struct rec_call_from call;
+        uint8_t *sites; /* the packed addresses, copied out of buf: allocated on first sight */
+        size_t sites_len, sites_pos;
+        uint32_t sites_left;
+        uint64_t site; /* the last one */
     } calls;
 };
 
@@ -35,7 +40,8 @@ struct rec_reader {
  * with why filled (not a record, unreadable). */
 int rec_reader_open(struct rec_reader *r, int dir, const char *name, char *why, size_t whylen);
 /* The next record, valid until the next call; NULL at the end or on damage. Packed entries
- * and exits (REC_CALLS) come out one by one as REC_ENTER and REC_EXIT. */
+ * and exits (REC_CALLS) come out one by one as REC_ENTER and REC_EXIT, an entry with its
+ * return address (REC_CALLSITES) as a struct rec_call_from. */
 const struct rec_hdr *rec_reader_next(struct rec_reader *r);
 void rec_reader_close(struct rec_reader *r);
 /* The name bytes that follow a REC_FUNC, REC_PROCESS or REC_IMAGE record. */

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -114,6 +115,43 @@ void rec_thread(struct recorder *rec, pid_t pid, pid_t tid, uint64_t ticks)
     rec->threads++;
 }
 
+int recorder_keep_call_sites(struct recorder *rec)
+{
+    if (rec->sites)
+        return 0;
+    close_calls(rec); /* its entries have no addresses */
+    rec->sites = malloc(sizeof(*rec->sites));
+    if (!rec->sites)
+        return -ENOMEM;
+    rec->sites->len = sizeof(struct rec_callsites);
+    rec->sites->count = 0;
+    rec->sites->last = 0;
+    return 0;
+}
+
+/* Room for one more address in the REC_CALLSITES record, and its padding? */
+static bool sites_room(const struct rec_sites *sites)
+{
+    return sites->len + CALL_PACK_SITE_MAX + 7 <= REC_MAX_SIZE;
+}
+
+/* The addresses of the REC_CALLS record just closed, as a REC_CALLSITES record after it. */
+static void put_sites(struct recorder *rec)
+{
+    struct rec_sites *sites = rec->sites;
+    if (!sites->count)
+        return;
+    size_t padded = (sites->len + 7) & ~(size_t)7;
+    memset(sites->record + sites->len, 0, padded - sites->len);
+    struct rec_callsites h = {hdr(REC_CALLSITES, padded, rec->packed.tid, 0),
+                              (uint32_t)rec->packed.pid, sites->count};
+    memcpy(sites->record, &h, sizeof(h));
+    outbuf_write(&rec->out, sites->record, padded);
+    sites->len = sizeof(struct rec_callsites);
+    sites->count = 0;
+    sites->last = 0;
+}
+
 /* Pads the open REC_CALLS record to 8 bytes and fills in its size and count. */
 static void close_calls(struct recorder *rec)
 {
@@ -127,6 +165,8 @@ static void close_calls(struct recorder *rec)
     struct rec_calls h = {hdr(REC_CALLS, padded, rec->packed.tid, 0), (uint32_t)rec->packed.pid,
                           rec->packed.count, 0};
     memcpy(out->data + rec->packed.start, &h, offsetof(struct rec_calls, ticks));
+    if (rec->sites)
+        put_sites(rec);
 }
 
 /* Starts a REC_CALLS record with room for a whole one (REC_MAX_SIZE bytes) in the buffer. */
@@ -161,13 +201,26 @@ static void pack(struct recorder *rec, enum rec_type type, unsigned flags, uint3
     rec->calls += type == REC_EXIT && !(flags & EXIT_INHERITED);
 }
 
-/* What rec_enter and rec_exit leave out of line: the call filters, a new REC_CALLS record. */
-void rec_call_slow(struct recorder *rec, enum rec_type type, unsigned flags, pid_t pid, pid_t tid,
-                   uint32_t func, uint64_t ticks)
+/* Packs the return address of the entry just packed. */
+static void pack_site(struct rec_sites *sites, uint64_t ret_addr)
 {
+    sites->len += call_pack_site(sites->record + sites->len, ret_addr, sites->last);
+    sites->last = ret_addr;
+    sites->count++;
+}
+
+/* What rec_enter and rec_exit leave out of line: the call filters, a new REC_CALLS record, the
+ * return addresses. */
+void rec_call_slow(struct recorder *rec, enum rec_type type, unsigned flags, pid_t pid, pid_t tid,
+                   uint32_t func, uint64_t ticks, uint64_t ret_addr)
+{
+    bool site = type == REC_ENTER && rec->sites;
     if (rec->gate && type == REC_ENTER) {
-        struct rec_call r = {hdr(REC_ENTER, sizeof(r), tid, 0), func, (uint32_t)pid, ticks};
-        if (call_gate_enter(rec->gate, (uint32_t)tid, ticks, &r, sizeof(r)) != GATE_WRITE)
+        /* held whole: with its address when kept, which a record written whole holds */
+        struct rec_call_from r = {
+            {hdr(REC_ENTER, site ? sizeof(r) : sizeof(r.call), tid, 0), func, (uint32_t)pid, ticks},
+            ret_addr};
+        if (call_gate_enter(rec->gate, (uint32_t)tid, ticks, &r, r.call.hdr.size) != GATE_WRITE)
             return;
     } else if (rec->gate) {
         if (call_gate_exit(rec->gate, (uint32_t)tid, ticks) != GATE_WRITE)
@@ -177,20 +230,23 @@ void rec_call_slow(struct recorder *rec, enum rec_type type, unsigned flags, pid
         if (held)
             put(rec, bytes, held);
     }
-    if (!rec_packs_into(rec, pid, tid)) {
+    if (!rec_packs_into(rec, pid, tid) || (site && !sites_room(rec->sites))) {
         close_calls(rec);
         if (!open_calls(rec, pid, tid, ticks))
             return;
     }
     pack(rec, type, flags, func, ticks);
+    if (site)
+        pack_site(rec->sites, ret_addr);
 }
 
 bool rec_packer_begin(struct recorder *rec, pid_t pid, pid_t tid, uint64_t ticks,
                       struct rec_packer *p)
 {
+    struct rec_sites *sites = rec->sites;
     if (rec->gate)
         return false;
-    if (!rec_packs_into(rec, pid, tid)) {
+    if (!rec_packs_into(rec, pid, tid) || (sites && !sites_room(sites))) {
         close_calls(rec);
         if (!open_calls(rec, pid, tid, ticks))
             return false;
@@ -210,6 +266,22 @@ void rec_packer_end(struct recorder *rec, struct rec_packer *p)
     rec->packed.last_ticks = p->last_ticks;
     rec->packed.count += p->count;
     rec->calls += p->calls;
+}
+
+void rec_site_packer_begin(struct recorder *rec, struct rec_site_packer *sp)
+{
+    struct rec_sites *sites = rec->sites;
+    sp->at = sites->record + sites->len;
+    sp->limit = sites->record + REC_MAX_SIZE - 7 - CALL_PACK_SITE_MAX;
+    sp->last = sites->last;
+    sp->count = 0;
+}
+
+void rec_site_packer_end(struct recorder *rec, struct rec_site_packer *sp)
+{
+    rec->sites->len = (size_t)(sp->at - rec->sites->record);
+    rec->sites->last = sp->last;
+    rec->sites->count += sp->count;
 }
 
 void rec_frame_data(struct recorder *rec, pid_t tid, const void *record, size_t size)
@@ -276,5 +348,7 @@ int recorder_close(struct recorder *rec)
         }
     }
     int rc = outbuf_close(&rec->out);
+    free(rec->sites);
+    rec->sites = NULL;
     return rc < 0 ? -rc : 0;
 }

@@ -38,11 +38,24 @@ struct recorder {
         uint32_t count;
         uint64_t last_ticks;
     } packed;
+    /* --callsites (recorder_keep_call_sites), else NULL: the REC_CALLSITES record of the open
+     * REC_CALLS record's entries, written right after it. */
+    struct rec_sites *sites;
+};
+
+struct rec_sites {
+    size_t len; /* bytes in record so far, its header's included */
+    uint32_t count;
+    uint64_t last; /* the address the next one is a delta from */
+    uint8_t record[REC_MAX_SIZE];
 };
 
 /* Creates the record name in the directory dir (outbuf_open). 0 or -errno. */
 int recorder_open(struct recorder *rec, int dir, const char *name, mode_t mode,
                   const struct clock_calibration *clock);
+/* From here on, each entry's return address goes into the record too (--callsites). 0, or
+ * -ENOMEM. */
+int recorder_keep_call_sites(struct recorder *rec);
 void rec_image(struct recorder *rec, uint32_t id, pid_t pid, uint64_t bias, const char *path);
 void rec_func(struct recorder *rec, uint32_t id, uint32_t image, uint64_t addr, uint64_t size,
               const char *name);
@@ -51,9 +64,10 @@ void rec_process(struct recorder *rec, pid_t pid, pid_t ppid, uint64_t ticks, co
                  bool is_exec);
 void rec_thread(struct recorder *rec, pid_t pid, pid_t tid, uint64_t ticks);
 
-/* Entries and exits: two per traced call, the recorder's hot path, inline. */
+/* Entries and exits: two per traced call, the recorder's hot path, inline. ret_addr: an
+ * entry's return address, kept with --callsites. */
 void rec_call_slow(struct recorder *rec, enum rec_type type, unsigned flags, pid_t pid, pid_t tid,
-                   uint32_t func, uint64_t ticks);
+                   uint32_t func, uint64_t ticks, uint64_t ret_addr);
 
 /* Does one more event of thread tid go into the open REC_CALLS record? */
 static inline bool rec_packs_into(const struct recorder *rec, pid_t pid, pid_t tid)
@@ -64,10 +78,12 @@ static inline bool rec_packs_into(const struct recorder *rec, pid_t pid, pid_t t
 
 /* An exit is counted as a call when it is written, unless flags has EXIT_INHERITED. */
 static inline void rec_pack_call(struct recorder *rec, enum rec_type type, unsigned flags,
-                                 pid_t pid, pid_t tid, uint32_t func, uint64_t ticks)
+                                 pid_t pid, pid_t tid, uint32_t func, uint64_t ticks,
+                                 uint64_t ret_addr)
 {
-    if (__builtin_expect(rec->gate || !rec_packs_into(rec, pid, tid), 0)) {
-        rec_call_slow(rec, type, flags, pid, tid, func, ticks);
+    if (__builtin_expect(
+            rec->gate || (type == REC_ENTER && rec->sites) || !rec_packs_into(rec, pid, tid), 0)) {
+        rec_call_slow(rec, type, flags, pid, tid, func, ticks, ret_addr);
         return;
     }
     rec->out.len += call_pack_event((uint8_t *)rec->out.data + rec->out.len, (uint8_t)type, flags,
@@ -78,7 +94,9 @@ static inline void rec_pack_call(struct recorder *rec, enum rec_type type, unsig
 }
 
 /* A loop of the caller's packing one thread's entries and exits (the inject engine's drain),
- * straight into the open REC_CALLS record: begin, add while rec_packer_full is false, end. */
+ * straight into the open REC_CALLS record: begin, add while rec_packer_full is false, end.
+ * With --callsites (rec->sites) a struct rec_site_packer goes with it: the caller packs each
+ * entry's return address into it (call_pack_site) and stops when either is past its limit. */
 struct rec_packer {
     uint8_t *at;    /* where the next event goes */
     uint8_t *limit; /* past it, no room for one more */
@@ -86,10 +104,20 @@ struct rec_packer {
     uint32_t count;
     uint64_t calls;
 };
+/* The entries' return addresses, into the REC_CALLSITES record to come. */
+struct rec_site_packer {
+    uint8_t *at, *limit; /* as rec_packer's: past limit, no room for one more */
+    uint64_t last;
+    uint32_t count;
+};
 /* False when it cannot (call filters, a write error): rec_enter and rec_exit then. */
 bool rec_packer_begin(struct recorder *rec, pid_t pid, pid_t tid, uint64_t ticks,
                       struct rec_packer *p);
 void rec_packer_end(struct recorder *rec, struct rec_packer *p);
+/* With --callsites, after a rec_packer_begin that succeeded (it made room for both); its end
+ * goes with rec_packer_end. */
+void rec_site_packer_begin(struct recorder *rec, struct rec_site_packer *sp);
+void rec_site_packer_end(struct recorder *rec, struct rec_site_packer *sp);
 
 static inline bool rec_packer_full(const struct rec_packer *p)
 {
@@ -105,16 +133,23 @@ static inline void rec_packer_add(struct rec_packer *p, enum rec_type type, unsi
     p->calls += type == REC_EXIT && !(flags & EXIT_INHERITED);
 }
 
+/* A call starts; it returns to ret_addr (0: not known), which --callsites keeps. */
+static inline void rec_enter_from(struct recorder *rec, pid_t pid, pid_t tid, uint32_t func,
+                                  uint64_t ticks, uint64_t ret_addr)
+{
+    rec_pack_call(rec, REC_ENTER, 0, pid, tid, func, ticks, ret_addr);
+}
+
 static inline void rec_enter(struct recorder *rec, pid_t pid, pid_t tid, uint32_t func,
                              uint64_t ticks)
 {
-    rec_pack_call(rec, REC_ENTER, 0, pid, tid, func, ticks);
+    rec_pack_call(rec, REC_ENTER, 0, pid, tid, func, ticks, 0);
 }
 
 static inline void rec_exit(struct recorder *rec, pid_t pid, pid_t tid, uint32_t func,
                             uint64_t ticks, unsigned flags)
 {
-    rec_pack_call(rec, REC_EXIT, flags, pid, tid, func, ticks);
+    rec_pack_call(rec, REC_EXIT, flags, pid, tid, func, ticks, 0);
 }
 /* A whole record (header included, size a multiple of 8) that belongs to the innermost open
  * call of thread tid: argument values follow their REC_ENTER, a return value precedes its

@@ -2,8 +2,9 @@
  * `calltrace export` does with a record left by a killed, full-disk or damaged run, and into the
  * profile `report` and `graph` print: both read calls through record/call_reader.h. Whatever
  * the bytes, it must give either one error or a trace.json that is valid JSON of valid UTF-8
- * with its traceEvents array, a profile whose times are never negative, and never use memory
- * out of proportion to the input. */
+ * with its traceEvents array, a profile whose times are never negative and whose call sites
+ * (record --callsites) count no more calls than were made, and never use memory out of
+ * proportion to the input. */
 #include <cJSON.h>
 #include <fcntl.h>
 #include <string.h>
@@ -140,15 +141,36 @@ static void check_pftrace(void)
     free(data);
 }
 
+/* Call sites (record --callsites), as report --callers counts them: no function has more calls
+ * from its sites than calls. */
+static void check_sites(const struct profile *p)
+{
+    size_t n;
+    struct profile_site **sites = profile_sites(p, &n);
+    FUZZ_ASSERT(sites);
+    uint64_t from_sites = 0;
+    for (size_t i = 0; i < n; i++) {
+        FUZZ_ASSERT(sites[i]->sym < p->replay.nsyms && sites[i]->ret_addr);
+        from_sites += sites[i]->calls;
+        bool last = i + 1 == n || sites[i + 1]->sym != sites[i]->sym;
+        if (last) {
+            FUZZ_ASSERT(from_sites <= p->stats[sites[i]->sym].calls);
+            from_sites = 0;
+        }
+    }
+    free(sites);
+}
+
 static void check_profile(void)
 {
     struct profile p;
-    if (profile_build(&p, record, NULL, true) == 0) {
+    if (profile_build(&p, record, NULL, PROFILE_EDGES | PROFILE_SITES) == 0) {
         for (size_t s = 0; s < p.replay.nsyms; s++) {
             const struct func_stats *st = &p.stats[s];
             FUZZ_ASSERT(st->min_ns >= 0 && st->self_ns >= 0 && st->total_ns >= 0);
             FUZZ_ASSERT(st->unfinished <= st->calls);
         }
+        check_sites(&p);
     }
     profile_free(&p);
 }

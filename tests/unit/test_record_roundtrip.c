@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "output/trace_file.h"
+#include "record/reader.h"
 #include "record/writer.h"
 #include "unit.h"
 
@@ -148,6 +149,54 @@ static void test_truncated_record_still_gives_valid_json(const char *dir)
     free(text);
 }
 
+/* The return address of entry i of thread tid: far apart and close together, up and down, as
+ * deltas of every length. */
+static uint64_t site_of(unsigned i, pid_t tid)
+{
+    return i % 7 == 0 ? 0 : 0x7f0000000000ULL + (uint64_t)tid * 0x1000 + (i % 13) * (i % 5) * 977;
+}
+
+/* --callsites: each entry's return address reads back with it (a struct rec_call_from), across
+ * REC_CALLS records cut by two threads taking turns and by their size; an entry of 0 (not
+ * known) is a plain struct rec_call, as is every exit. */
+static void test_call_sites(const char *dir)
+{
+    char record[512];
+    snprintf(record, sizeof(record), "%s/sites.ctr", dir);
+    struct clock_calibration clock;
+    clock_calibrate(&clock);
+    struct recorder rec;
+    CHECK(recorder_open(&rec, AT_FDCWD, record, 0644, &clock) == 0);
+    CHECK(recorder_keep_call_sites(&rec) == 0);
+    uint64_t t = clock.start.ticks;
+    enum { CALLS = 40000 };
+    for (unsigned i = 0; i < CALLS; i++) {
+        pid_t tid = i % 1000 < 500 ? 100 : 101;
+        rec_enter_from(&rec, 100, tid, i % 3, t + 2 * i, site_of(i, tid));
+        rec_exit(&rec, 100, tid, i % 3, t + 2 * i + 1, 0);
+    }
+    CHECK(recorder_close(&rec) == 0);
+    struct rec_reader r;
+    char why[256];
+    CHECK(rec_reader_open(&r, AT_FDCWD, record, why, sizeof(why)) == 0);
+    unsigned entries = 0, wrong = 0;
+    for (const struct rec_hdr *h; (h = rec_reader_next(&r));) {
+        if (h->type == REC_EXIT && h->size != sizeof(struct rec_call))
+            wrong++;
+        if (h->type != REC_ENTER)
+            continue;
+        uint64_t want = site_of(entries, (pid_t)h->tid), got = 0;
+        if (h->size == sizeof(struct rec_call_from))
+            got = ((const struct rec_call_from *)h)->ret_addr;
+        wrong += got != want || (h->size == sizeof(struct rec_call)) != (want == 0);
+        entries++;
+    }
+    CHECK(!r.corrupt && !r.truncated);
+    rec_reader_close(&r);
+    CHECK_EQ_U64(entries, CALLS);
+    CHECK_EQ_U64(wrong, 0);
+}
+
 int main(void)
 {
     char dir[] = "/tmp/calltrace-unit-XXXXXX";
@@ -155,6 +204,7 @@ int main(void)
         return 1;
     test_roundtrip(dir);
     test_truncated_record_still_gives_valid_json(dir);
+    test_call_sites(dir);
     char cmd[600];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
     if (system(cmd) != 0)

@@ -44,7 +44,7 @@ static void on_entry(struct session *s, struct thread *t, const struct breakpoin
     struct frame_end_ctx ctx = {s, t, now};
     if (frames_enter(&t->stack, &call, session_frame_end, &ctx) < 0)
         return;
-    rec_enter(s->rec, p->pid, t->tid, bp->func, now);
+    rec_enter_from(s->rec, p->pid, t->tid, bp->func, now, ret);
     if (s->capture)
         capture_at_entry(s, t, bp->func, regs);
     if (!hooked)

@@ -152,7 +152,7 @@ static void on_event(struct session *s, struct thread *t, struct inject_space *s
     }
     if (frames_enter(&t->stack, &call, session_frame_end, &ctx) < 0)
         return;
-    rec_enter(s->rec, t->proc->pid, t->tid, func, call.ticks);
+    rec_enter_from(s->rec, t->proc->pid, t->tid, func, call.ticks, ret);
     if (s->capture)
         captures_entered(s, t, func, data, len, ev->slot);
 }
@@ -221,11 +221,11 @@ static void publish_tail(const struct inject_space *sp, uint8_t *ctl, uint64_t t
  * past limit...), which drain_slot then gives to on_event; returns the position it reached.
  * Not used with -A/-R or the call filters. Few live values, so that they stay in registers:
  * the events packed and the calls made are counted from positions and depths afterwards, not as
- * it goes. */
-static __attribute__((noinline)) uint64_t drain_common(struct session *s, struct inject_space *sp,
-                                                       int slot, struct thread *t,
-                                                       const uint8_t *ring, uint64_t tail,
-                                                       uint64_t head, uint64_t limit)
+ * it goes. Two copies: drain_common, and drain_common_sites for --callsites, which packs each
+ * entry's return address too (sites is a constant in each: the first has no trace of it). */
+static inline __attribute__((always_inline)) uint64_t
+drain_packed(struct session *s, struct inject_space *sp, int slot, struct thread *t,
+             const uint8_t *ring, uint64_t tail, uint64_t head, uint64_t limit, const bool sites)
 {
     struct rec_packer pk;
     if (!rec_packer_begin(s->rec, t->proc->pid, t->tid, sp->slot_last[slot], &pk))
@@ -244,8 +244,12 @@ static __attribute__((noinline)) uint64_t drain_common(struct session *s, struct
      * have taken some that recorded nothing); last: the last one recorded, which the packer
      * counts deltas from */
     uint64_t start = tail, last = pk.last_ticks, prev = first_ticks(s, sp, slot);
-    uint8_t *at = pk.at;
-    for (; tail != head && at <= pk.limit; tail += EVENT_SIZE) {
+    struct rec_site_packer spk = {0};
+    if (sites)
+        rec_site_packer_begin(s->rec, &spk);
+    uint8_t *at = pk.at, *site_at = spk.at;
+    uint64_t last_site = spk.last;
+    for (; tail != head && at <= pk.limit && (!sites || site_at <= spk.limit); tail += EVENT_SIZE) {
         /* the ring was written up to a millisecond ago: out of L1, often of L2 */
         __builtin_prefetch(ring + ((tail + DRAIN_PREFETCH) & mask));
         struct inject_event ev;
@@ -276,6 +280,10 @@ static __attribute__((noinline)) uint64_t drain_common(struct session *s, struct
                                            .run_start = top ? top->run_start : 0};
             depth++;
             at += call_pack_event(at, REC_ENTER, 0, func, ticks, last);
+            if (sites) {
+                site_at += call_pack_site(site_at, ev.ret, last_site);
+                last_site = ev.ret;
+            }
         }
         last = prev = ticks;
         if (((tail + EVENT_SIZE) / EVENT_SIZE) % TAIL_PUBLISH_EVENTS == 0)
@@ -288,9 +296,30 @@ static __attribute__((noinline)) uint64_t drain_common(struct session *s, struct
     pk.count = (uint32_t)events;
     pk.calls = (events - (depth - depth0)) / 2;
     rec_packer_end(s->rec, &pk);
+    if (sites) { /* entries + exits = events */
+        spk.at = site_at;
+        spk.last = last_site;
+        spk.count = (uint32_t)((events + (depth - depth0)) / 2);
+        rec_site_packer_end(s->rec, &spk);
+    }
     t->stack.depth = depth;
     sp->slot_last[slot] = prev;
     return tail;
+}
+
+static __attribute__((noinline)) uint64_t drain_common(struct session *s, struct inject_space *sp,
+                                                       int slot, struct thread *t,
+                                                       const uint8_t *ring, uint64_t tail,
+                                                       uint64_t head, uint64_t limit)
+{
+    return drain_packed(s, sp, slot, t, ring, tail, head, limit, false);
+}
+
+static __attribute__((noinline)) uint64_t
+drain_common_sites(struct session *s, struct inject_space *sp, int slot, struct thread *t,
+                   const uint8_t *ring, uint64_t tail, uint64_t head, uint64_t limit)
+{
+    return drain_packed(s, sp, slot, t, ring, tail, head, limit, true);
 }
 
 /* Told to stop (SIGINT, SIGTERM), calltrace drains for this long at most, all rings together
@@ -331,7 +360,10 @@ static void drain_slot(struct session *s, struct inject_space *sp, int slot, str
     uint8_t *data = s->inject->record;
     bool common = !s->capture && !s->rec->gate && !s->inject->general_drain_only;
     for (size_t size; tail != head; tail += size) {
-        if (common && (tail = drain_common(s, sp, slot, t, rv.ring, tail, head, limit)) == head)
+        if (common &&
+            (tail = s->rec->sites
+                        ? drain_common_sites(s, sp, slot, t, rv.ring, tail, head, limit)
+                        : drain_common(s, sp, slot, t, rv.ring, tail, head, limit)) == head)
             break;
         if (*s->stop_signal && drain_cut(s, &stop_began)) {
             /* about a call for every two events: its entry and its exit */

@@ -66,14 +66,6 @@ static void install_handlers(void)
     sigaction(SIGTSTP, &sa, NULL);
 }
 
-static int count_traceable(const struct elf_image *image)
-{
-    int n = 0;
-    for (size_t i = 0; i < image->nfuncs; i++)
-        n += !image->funcs[i].skipped;
-    return n;
-}
-
 /* Bit i: globs[i] matches a traceable function of image. */
 static uint64_t glob_hits(const struct elf_image *image, const char *const *globs, size_t n)
 {
@@ -101,13 +93,15 @@ static void warn_unmatched(const struct elf_image *image, int opt, const char *c
             strlcat(some, image->funcs[i].name, sizeof(some));
         }
         err_msg("warning: -%c %s: matches no function of %s (it has %s%s)", opt, globs[g],
-                image->path, some, shown < (size_t)count_traceable(image) ? ", ..." : "");
+                image->path, some, shown < elf_image_traceable(image) ? ", ..." : "");
     }
 }
 
 /* Validates the program before anything is created: every bad input is one line, no run dir.
  * With -l, the libraries are only known once the program runs: the patterns are checked at the
- * end (warn_unmatched_at_end), and an executable without symbols is fine. */
+ * end (warn_unmatched_at_end), and an executable without symbols is fine. So is one that can
+ * run another program (env, nice, sh, runuser: the controller follows it to what it runs, and
+ * the run ends with an error if nothing it ran had functions: refuse_untraced). */
 static int check_program(const char *program, const struct record_cli *cli, char *path,
                          size_t pathlen)
 {
@@ -119,8 +113,8 @@ static int check_program(const char *program, const struct record_cli *cli, char
     struct elf_image image;
     if (elf_image_load(&image, image_path) < 0)
         return -1;
-    int n = count_traceable(&image);
-    if (cli->opts.trace.nlibs) {
+    size_t n = elf_image_traceable(&image);
+    if (cli->opts.trace.nlibs || (n == 0 && launch_runs_programs(image_path))) {
         elf_image_free(&image);
         return 0;
     }
@@ -182,10 +176,16 @@ static void warn_globs(int opt, const char *const *globs, size_t n, uint64_t mat
             err_msg("warning: -%c %s: matches no %s", opt, globs[i], what);
 }
 
-/* With -l: the patterns that found nothing in the whole run, and the libraries it loaded. */
+/* With -l: the patterns that found nothing in the whole run, and the libraries it loaded; after
+ * a wrapper, the programs it ran. */
 static void warn_unmatched_at_end(const struct record_cli *cli, const struct session *s)
 {
     const struct trace_options *o = &cli->opts.trace;
+    if (!o->nlibs && s->stats.passed_images && s->stats.traced_images) {
+        const char *what = "function of the programs traced";
+        warn_globs('F', o->filter.only, o->filter.nonly, s->stats.only_matched, what);
+        warn_globs('N', o->filter.exclude, o->filter.nexclude, s->stats.exclude_matched, what);
+    }
     if (!o->nlibs)
         return;
     char what[700];
@@ -381,6 +381,32 @@ static void end_session(struct session *s)
     x86_decoder_close(&s->decoder);
 }
 
+/* A run that is not kept: its record closed, its directory removed. */
+static void abandon_run(struct recorder *rec, struct session *s, struct run_dir *run)
+{
+    recorder_close(rec);
+    end_session(s);
+    if (rec->gate)
+        call_gate_free(rec->gate);
+    run_dir_discard(run);
+}
+
+/* A wrapper (path) ran, as check_program let it, and nothing it ran had functions to trace:
+ * the refusal comes after the run, which has nothing to show. */
+static bool nothing_traceable_ran(const struct session *s, const struct record_cli *cli,
+                                  const char *path)
+{
+    if (cli->opts.trace.nlibs || cli->attach_pid || s->stats.traced_images ||
+        !s->stats.passed_images)
+        return false;
+    const char *hint = "build the program it runs with symbols and do not strip it, or install "
+                       "its debug file";
+    if (!cli->opts.trace.follow_forks)
+        hint = "--no-follow left untraced what it ran in child processes";
+    err_hint(hint, "%s: no function symbols to trace, and it ran no program that has some", path);
+    return true;
+}
+
 int cmd_record(int argc, char **argv)
 {
     struct record_cli cli = {
@@ -426,15 +452,15 @@ int cmd_record(int argc, char **argv)
     }
     struct session s;
     if (run_traced(&cli, path, &rec, &clock, &s) < 0) {
-        recorder_close(&rec);
-        end_session(&s);
-        if (rec.gate)
-            call_gate_free(rec.gate);
-        run_dir_discard(&run);
+        abandon_run(&rec, &s, &run);
         return 2;
     }
     progress_end(&progress);
     rec.progress = NULL;
+    if (nothing_traceable_ran(&s, &cli, path)) {
+        abandon_run(&rec, &s, &run);
+        return stop_signal ? 128 + stop_signal : 2;
+    }
     int failed = finish_run(&run, &rec, &s, &cli);
     end_session(&s);
     if (rec.gate)

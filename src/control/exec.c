@@ -9,6 +9,8 @@
 #include <sys/ptrace.h>
 #include <unistd.h>
 
+#include <bsd/string.h>
+
 #include "control/control.h"
 #include "tracer/addrspace.h"
 #include "remote/memory.h"
@@ -17,6 +19,47 @@
 #include "symbols/elf_image.h"
 #include "symbols/proc_maps.h"
 #include "util/log.h"
+
+/* An image with no function to trace (a wrapper: env, nice, timeout, sh, runuser) gets no rings
+ * and no breakpoints: its process is followed, by the breakpoints that place none, to what it
+ * runs. With -l it is traced as any other (its libraries may have some); attached, the program
+ * is what the user chose. */
+static bool passes_through(const struct session *s, const struct elf_image *image)
+{
+    return !s->opts->nlibs && !s->attached && elf_image_traceable(image) == 0;
+}
+
+static void note_passed(struct session *s, const struct process *p, const char *name)
+{
+    s->stats.passed_images++;
+    dbg(DBG_ENGINE, 1, "%s: no function to trace in process %d: followed to what it runs", name,
+        (int)p->pid);
+}
+
+/* The first image traced after wrappers passed through: one line says which, and what ran it
+ * (p's image until this exec). */
+static void note_traced(struct session *s, const struct process *p, const char *path)
+{
+    if (s->stats.traced_images++ == 0 && s->stats.passed_images && !s->opts->quiet)
+        err_msg("tracing %s (exec'd by %s)", path, *p->image_name ? p->image_name : "a wrapper");
+}
+
+/* The name the kernel gave the process at this exec: the file name the program was run by (a
+ * script's own, not its interpreter's), as the user typed it; the image's otherwise. */
+static void set_image_name(struct process *p, const char *path)
+{
+    char comm_path[64];
+    snprintf(comm_path, sizeof(comm_path), "/proc/%d/comm", (int)p->pid);
+    FILE *f = fopen(comm_path, "re");
+    bool named = f && fgets(p->image_name, sizeof(p->image_name), f);
+    if (f)
+        fclose(f);
+    p->image_name[strcspn(p->image_name, "\n")] = '\0';
+    if (named && *p->image_name)
+        return;
+    const char *slash = strrchr(path, '/');
+    strlcpy(p->image_name, slash ? slash + 1 : path, sizeof(p->image_name));
+}
 
 long control_trace_executable(struct session *s, struct process *p, pid_t via, bool at_exec,
                               uint64_t now)
@@ -36,6 +79,16 @@ long control_trace_executable(struct session *s, struct process *p, pid_t via, b
             image.path = path;
         }
     }
+    if (at_exec && passes_through(s, &image)) {
+        note_passed(s, p, image.path);
+        set_image_name(p, image.path);
+        p->backend = s->breakpoints;
+        elf_image_free(&image);
+        return 0;
+    }
+    if (at_exec)
+        note_traced(s, p, image.path);
+    set_image_name(p, image.path);
     if (at_exec && remote_leave_syscall(process_target(p, via)) < 0) {
         dbg(DBG_ENGINE, 1, "process %d: cannot stop it at its first instruction: %s", (int)p->pid,
             strerror(errno));
@@ -56,8 +109,8 @@ long control_trace_executable(struct session *s, struct process *p, pid_t via, b
         p->backend = s->breakpoints;
         traced = p->backend->trace_image(s, p, via, &image, bias);
     }
-    if (s->opts->nlibs)
-        control_note_filter_hits(s, &image);
+    control_note_filter_hits(s,
+                             &image); /* after -l or a wrapper, patterns are checked at the end */
     dbg(DBG_ENGINE, 1, "%s: %ld functions traced in process %d", exe, traced, (int)p->pid);
     elf_image_free(&image);
     if (traced >= 0)

@@ -111,6 +111,15 @@ int launch_resolve(const char *program, char *path, size_t pathlen, char *image_
     return 0;
 }
 
+bool launch_runs_programs(const char *image_path)
+{
+    static const char *const starters[] = {
+        "execve",  "execv",    "execvp",      "execvpe",      "execl",  "execlp", "execle",
+        "fexecve", "execveat", "posix_spawn", "posix_spawnp", "system", "popen",
+    };
+    return elf_imports_any(image_path, starters, sizeof(starters) / sizeof(starters[0]));
+}
+
 /* In the child: undo what calltrace changed in the inherited state, wait to be seized, exec. */
 static void child_exec(const char *path, char *const argv[], int go_fd, int err_fd)
 {

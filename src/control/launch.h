@@ -2,6 +2,7 @@
 #ifndef CALLTRACE_CONTROL_LAUNCH_H
 #define CALLTRACE_CONTROL_LAUNCH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -10,6 +11,11 @@
  * image_path (the ELF that will run). Prints one error line and returns -1 otherwise. */
 int launch_resolve(const char *program, char *path, size_t pathlen, char *image_path,
                    size_t imagelen);
+
+/* Can the ELF image_path start another program (it imports one of libc's exec, posix_spawn
+ * or system functions)? A wrapper without functions of its own (env, nice, sh, runuser) is
+ * followed to what it runs; a program that can run nothing else has nothing to follow. */
+bool launch_runs_programs(const char *image_path);
 
 /* Forks and execs path with argv, environment untouched; the child is seized before it execs,
  * with PTRACE_O_EXITKILL so it can never outlive calltrace with breakpoints in it.

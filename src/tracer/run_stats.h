@@ -18,6 +18,9 @@ struct run_stats {
     uint64_t lib_globs_matched;
     uint64_t only_matched, exclude_matched;
     char libs_seen[512];
+    /* images exec'd and given to a backend, and images passed through (no function to trace:
+     * a wrapper such as env, nice or sh is followed to what it runs) */
+    uint64_t traced_images, passed_images;
 };
 
 #endif

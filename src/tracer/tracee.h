@@ -67,6 +67,9 @@ struct process {
      * breakpoints at its first stop (control_trace_untouched) */
     bool untouched;
     struct kernel_sigaction trap_action;
+    /* the file name of the image it runs (a forked child's: its parent's), for the line that
+     * says which program a wrapper exec'd */
+    char image_name[64];
 };
 
 /* The controller's bookkeeping of a thread's stops while it attaches or detaches, or while the

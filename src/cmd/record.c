@@ -207,6 +207,60 @@ static uint64_t lost_returns(const struct session *s)
     return s->backend && s->backend->lost_returns ? s->backend->lost_returns(s) : 0;
 }
 
+/* Which engine traced the processes: " (inject engine)", or with the processes the breakpoints
+ * traced instead, " (inject engine in 2, breakpoints in 1)". */
+static void put_engines(const struct session *s)
+{
+    const struct run_stats *counts = &s->stats;
+    if (s->backend == s->breakpoints) {
+        fputs(" (ptrace engine)", stderr);
+        return;
+    }
+    uint64_t engine = counts->processes_by_engine, breakpoints = counts->processes_by_breakpoints;
+    if (!breakpoints) {
+        fputs(" (inject engine)", stderr);
+        return;
+    }
+    fputs(" (", stderr);
+    if (engine)
+        fprintf(stderr, "inject engine in %llu, ", (unsigned long long)engine);
+    fprintf(stderr, "breakpoints in %llu)", (unsigned long long)breakpoints);
+}
+
+/* The calls the engine could not record, by cause: the one cause named, or each with its
+ * count. */
+static void print_dropped(const struct session *s, uint64_t dropped)
+{
+    static const char *const why[DROP_CAUSES] = {
+        [DROP_RING_FULL] = "a thread's ring stayed full (--buffer-size makes rings larger)",
+        [DROP_SHADOW_FULL] = "calls nested deeper than a thread's shadow stack holds (262144)",
+        [DROP_VFORK] = "a vfork child made them before it exec'd, on its parent's rings",
+        [DROP_UNREADABLE] = ("their events were never finished (a signal handler left a "
+                             "trampoline with longjmp)"),
+    };
+    uint64_t by[DROP_CAUSES] = {0}, known = 0;
+    if (s->backend->drop_causes)
+        s->backend->drop_causes(s, by);
+    size_t causes = 0;
+    for (size_t c = 0; c < DROP_CAUSES; c++) {
+        known += by[c];
+        causes += by[c] != 0;
+    }
+    fprintf(stderr, "calltrace: %llu calls were not recorded: ", (unsigned long long)dropped);
+    const char *sep = "";
+    for (size_t c = 0; c < DROP_CAUSES; c++) {
+        if (!by[c])
+            continue;
+        fprintf(stderr, "%s%s", sep, why[c]);
+        if (causes > 1 || known != dropped)
+            fprintf(stderr, " (%llu)", (unsigned long long)by[c]);
+        sep = "; ";
+    }
+    if (known < dropped)
+        fprintf(stderr, "%sof unknown cause (%llu)", sep, (unsigned long long)(dropped - known));
+    fputc('\n', stderr);
+}
+
 static void print_summary(const char *run, const struct trace_stats *stats, const struct session *s,
                           const struct call_gate *gate)
 {
@@ -214,9 +268,18 @@ static void print_summary(const char *run, const struct trace_stats *stats, cons
             (unsigned long long)stats->calls);
     if (stats->unfinished)
         fprintf(stderr, " (%llu unfinished)", (unsigned long long)stats->unfinished);
-    fprintf(stderr, ", %llu thread%s, %llu process%s\n", (unsigned long long)stats->threads,
+    fprintf(stderr, ", %llu thread%s, %llu process%s", (unsigned long long)stats->threads,
             stats->threads == 1 ? "" : "s", (unsigned long long)stats->processes,
             stats->processes == 1 ? "" : "es");
+    put_engines(s);
+    fputc('\n', stderr);
+    if (s->stats.breakpoint_functions)
+        fprintf(stderr,
+                "calltrace: %llu function%s traced by breakpoints (marked in report, tree and the "
+                "trace): %s calls' times include two ptrace stops each, some 25 us\n",
+                (unsigned long long)s->stats.breakpoint_functions,
+                s->stats.breakpoint_functions == 1 ? "" : "s",
+                s->stats.breakpoint_functions == 1 ? "its" : "their");
     if (gate && gate->dropped_deep)
         fprintf(stderr, "calltrace: %llu calls deeper than -D %u left out\n",
                 (unsigned long long)gate->dropped_deep, gate->max_depth);
@@ -230,11 +293,7 @@ static void print_summary(const char *run, const struct trace_stats *stats, cons
                 counts->untraced_processes == 1 ? "" : "es");
     uint64_t dropped = dropped_calls(s), lost = lost_returns(s);
     if (dropped)
-        fprintf(stderr,
-                "calltrace: %llu calls were not recorded (a thread's ring stayed full, its "
-                "shadow stack was full, a vfork child made them, or a signal handler left a "
-                "trampoline with longjmp); --buffer-size makes rings larger\n",
-                (unsigned long long)dropped);
+        print_dropped(s, dropped);
     if (lost)
         fprintf(stderr,
                 "calltrace: %llu returns were not recorded (a thread's ring stayed full, or, "

@@ -44,6 +44,18 @@ static void note_traced(struct session *s, const struct process *p, const char *
         err_msg("tracing %s (exec'd by %s)", path, *p->image_name ? p->image_name : "a wrapper");
 }
 
+/* Which engine traced p, once per process for each, for the closing line. */
+static void note_engine(struct session *s, struct process *p)
+{
+    if (p->backend == s->breakpoints && s->backend != s->breakpoints) {
+        s->stats.processes_by_breakpoints += !p->counted_by_breakpoints;
+        p->counted_by_breakpoints = true;
+    } else {
+        s->stats.processes_by_engine += !p->counted_by_engine;
+        p->counted_by_engine = true;
+    }
+}
+
 /* The name the kernel gave the process at this exec: the file name the program was run by (a
  * script's own, not its interpreter's), as the user typed it; the image's otherwise. */
 static void set_image_name(struct process *p, const char *path)
@@ -109,8 +121,10 @@ long control_trace_executable(struct session *s, struct process *p, pid_t via, b
         p->backend = s->breakpoints;
         traced = p->backend->trace_image(s, p, via, &image, bias);
     }
-    control_note_filter_hits(s,
-                             &image); /* after -l or a wrapper, patterns are checked at the end */
+    /* after -l or a wrapper, the patterns are checked at the end */
+    control_note_filter_hits(s, &image);
+    if (traced >= 0)
+        note_engine(s, p);
     dbg(DBG_ENGINE, 1, "%s: %ld functions traced in process %d", exe, traced, (int)p->pid);
     elf_image_free(&image);
     if (traced >= 0)

@@ -7,6 +7,8 @@
 
 struct run_stats {
     uint64_t skipped_functions;
+    /* under the inject engine, functions given breakpoints instead (FUNC_BREAKPOINT) */
+    uint64_t breakpoint_functions;
     /* attached, no breakpoints (session_may_break): functions the inject engine cannot patch,
      * and forked children, left untraced */
     uint64_t left_out_functions;
@@ -21,6 +23,9 @@ struct run_stats {
     /* images exec'd and given to a backend, and images passed through (no function to trace:
      * a wrapper such as env, nice or sh is followed to what it runs) */
     uint64_t traced_images, passed_images;
+    /* processes an image of which the run's engine traced, and the breakpoints (under the
+     * inject engine: an image it cannot trace, a forked child until it execs) */
+    uint64_t processes_by_engine, processes_by_breakpoints;
 };
 
 #endif

@@ -70,6 +70,8 @@ struct process {
     /* the file name of the image it runs (a forked child's: its parent's), for the line that
      * says which program a wrapper exec'd */
     char image_name[64];
+    /* counted in the closing line as traced by the run's engine, and by the breakpoints */
+    bool counted_by_engine, counted_by_breakpoints;
 };
 
 /* The controller's bookkeeping of a thread's stops while it attaches or detaches, or while the

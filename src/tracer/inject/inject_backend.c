@@ -58,6 +58,8 @@ const struct tracer_backend inject_backend = {
     .drain = inject_drain,
     .detach = inject_detach,
     .dropped_calls = inject_dropped_calls,
+    .drop_causes = inject_drop_causes,
+    .own_code = inject_own_code,
     .lost_returns = inject_lost_returns,
     .insert_hook = inject_insert_linker_hook,
 };

@@ -58,6 +58,8 @@ static bool sym_kept(struct profile *p, uint32_t sym)
     bool in = !f->ninclude;
     in |= matches_any(f->include, f->ninclude, name, p->include_hits);
     bool out = matches_any(f->exclude, f->nexclude, name, p->exclude_hits);
+    if (f->syms) /* after the globs, which count their hits all the same */
+        in &= sym < f->nsyms && f->syms[sym];
     p->kept[sym] = in && !out ? 1 : 2;
     return p->kept[sym] == 1;
 }

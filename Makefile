@@ -2,6 +2,8 @@
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 MANDIR ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR ?= $(PREFIX)/share/zsh/site-functions
 DESTDIR ?=
 
 CC ?= gcc
@@ -142,10 +144,20 @@ soak: all
 bench: calltrace bench/tramp-bench
 	bash bench/bench.sh
 
+# What `make install` puts, each file from where: `make uninstall` removes these and nothing else.
+INSTALLED := $(BINDIR)/calltrace $(MANDIR)/man1/calltrace.1 $(BASHCOMPDIR)/calltrace \
+	$(ZSHCOMPDIR)/_calltrace
+
 install: calltrace
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BASHCOMPDIR) \
+		$(DESTDIR)$(ZSHCOMPDIR)
 	install -m 0755 calltrace $(DESTDIR)$(BINDIR)/calltrace
 	install -m 0644 man/calltrace.1 $(DESTDIR)$(MANDIR)/man1/calltrace.1
+	install -m 0644 scripts/completion/calltrace.bash $(DESTDIR)$(BASHCOMPDIR)/calltrace
+	install -m 0644 scripts/completion/_calltrace $(DESTDIR)$(ZSHCOMPDIR)/_calltrace
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
 
 format:
 	clang-format -i $(SRCS) $(wildcard src/*.h src/*/*.h src/*/*/*.h) $(UNIT_SRCS) \
@@ -155,5 +167,5 @@ format:
 clean:
 	rm -rf build tests/build calltrace examples/demo bench/gen-record bench/tramp-bench
 
-.PHONY: all check unit bench install format clean fuzz fuzz-build soak
+.PHONY: all check unit bench install uninstall format clean fuzz fuzz-build soak
 -include $(OBJS:.o=.d) $(FUZZ_OBJS:.o=.d)

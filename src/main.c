@@ -7,9 +7,9 @@ static const struct {
     const char *name;
     int (*run)(int argc, char **argv);
 } subcommands[] = {
-    {"export", cmd_export}, {"report", cmd_report}, {"graph", cmd_graph},
-    {"tree", cmd_tree},     {"merge", cmd_merge},   {"view", cmd_view},
-    {"calls", cmd_calls},   {"diff", cmd_diff},     {"flame", cmd_flame},
+    {"export", cmd_export}, {"report", cmd_report}, {"graph", cmd_graph}, {"tree", cmd_tree},
+    {"merge", cmd_merge},   {"view", cmd_view},     {"calls", cmd_calls}, {"diff", cmd_diff},
+    {"flame", cmd_flame},   {"record", cmd_record}, /* uftrace's verb: the same as no subcommand */
 };
 
 int main(int argc, char **argv)

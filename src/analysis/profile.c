@@ -1,7 +1,6 @@
 #include "analysis/profile.h"
 
 #include <bsd/stdlib.h>
-#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,12 +18,7 @@ static int grow_stats(struct profile *p, size_t nsyms)
     if (!stats)
         return -1;
     p->stats = stats;
-    uint8_t *kept = realloc(p->kept, cap);
-    if (!kept)
-        return -1;
-    p->kept = kept;
     memset(stats + p->nstats, 0, (cap - p->nstats) * sizeof(*stats));
-    memset(kept + p->nstats, 0, cap - p->nstats);
     if (p->wants & PROFILE_HISTS) {
         struct latency_hist **hists = reallocarray(p->hists, cap, sizeof(*hists));
         if (!hists)
@@ -36,42 +30,15 @@ static int grow_stats(struct profile *p, size_t nsyms)
     return 0;
 }
 
-static bool matches_any(const char **globs, size_t n, const char *name, uint64_t *hits)
-{
-    bool any = false;
-    for (size_t i = 0; i < n; i++) {
-        if (fnmatch(globs[i], name, 0) == 0) {
-            hits[i]++;
-            any = true;
-        }
-    }
-    return any;
-}
-
-/* Decided once per symbol, on its first call, so a glob's hits count functions with calls. */
-static bool sym_kept(struct profile *p, uint32_t sym)
-{
-    if (p->kept[sym])
-        return p->kept[sym] == 1;
-    const struct profile_filter *f = p->filter;
-    const char *name = p->replay.syms[sym].name;
-    bool in = !f->ninclude;
-    in |= matches_any(f->include, f->ninclude, name, p->include_hits);
-    bool out = matches_any(f->exclude, f->nexclude, name, p->exclude_hits);
-    if (f->syms) /* after the globs, which count their hits all the same */
-        in &= sym < f->nsyms && f->syms[sym];
-    p->kept[sym] = in && !out ? 1 : 2;
-    return p->kept[sym] == 1;
-}
-
-static bool frame_kept(struct profile *p, const struct call_thread *t, uint32_t sym)
+/* 1 kept, 0 hidden, -1 out of memory. */
+static int frame_kept(struct profile *p, const struct call_thread *t, uint32_t sym)
 {
     const struct profile_filter *f = p->filter;
     if (f->tid && t->tid != f->tid)
-        return false;
+        return 0;
     if (f->max_depth && t->depth > f->max_depth)
-        return false;
-    return sym_kept(p, sym);
+        return 0;
+    return sym_filter_keeps(&p->names, sym, p->replay.syms[sym].name);
 }
 
 /* frame->user: the nearest kept call at or above this one, as symbol + 1 (0: none), with
@@ -102,7 +69,10 @@ static int on_enter(void *ctx, struct replay *r, struct call_thread *t, struct c
         return -1;
     if (p->filter->tid && t->tid == p->filter->tid)
         p->saw_tid = true;
-    if (frame_kept(p, t, f->sym))
+    int kept = frame_kept(p, t, f->sym);
+    if (kept < 0)
+        return -1;
+    if (kept)
         f->user = (f->sym + 1) | FRAME_KEPT;
     else
         f->user = t->depth > 1 ? FRAME_ANCESTOR(f[-1].user) : 0;
@@ -186,9 +156,9 @@ int profile_build(struct profile *p, const char *record_path, const struct profi
     p->replay.calls.file.fd = -1;
     p->filter = filter ? filter : &all;
     p->wants = wants;
-    p->include_hits = calloc(p->filter->ninclude + 1, sizeof(uint64_t));
-    p->exclude_hits = calloc(p->filter->nexclude + 1, sizeof(uint64_t));
-    if (!p->include_hits || !p->exclude_hits || addr_map_init(&p->edges, 256) < 0 ||
+    if (sym_filter_init(&p->names, p->filter) < 0)
+        return -1;
+    if (addr_map_init(&p->edges, 256) < 0 ||
         ((wants & PROFILE_TREE) && call_tree_init(&p->tree) < 0)) {
         err_msg("out of memory");
         return -1;
@@ -215,45 +185,13 @@ void profile_free(struct profile *p)
     free(p->hists);
     call_tree_free(&p->tree);
     free(p->stats);
-    free(p->kept);
-    free(p->include_hits);
-    free(p->exclude_hits);
+    sym_filter_free(&p->names);
     memset(p, 0, sizeof(*p));
-}
-
-/* A few names of functions with calls, to say what exists. */
-static void list_some(const struct profile *p, char *buf, size_t len)
-{
-    size_t used = 0, shown = 0, called = 0;
-    buf[0] = '\0';
-    for (size_t s = 0; s < p->replay.nsyms; s++) {
-        if (!p->kept[s])
-            continue;
-        called++;
-        if (shown < 8 && used < len) {
-            int n =
-                snprintf(buf + used, len - used, "%s%s", shown ? ", " : "", p->replay.syms[s].name);
-            used += n > 0 ? (size_t)n : 0;
-            shown++;
-        }
-    }
-    if (called > shown && used < len)
-        snprintf(buf + used, len - used, ", ... (%zu functions)", called);
 }
 
 void profile_warn_unmatched(const struct profile *p)
 {
-    char some[512];
-    list_some(p, some, sizeof(some));
-    const struct profile_filter *f = p->filter;
-    for (size_t i = 0; i < f->ninclude + f->nexclude; i++) {
-        bool inc = i < f->ninclude;
-        size_t j = inc ? i : i - f->ninclude;
-        if ((inc ? p->include_hits : p->exclude_hits)[j])
-            continue;
-        err_hint(some[0] ? some : "the run has no calls", "%s '%s': matches no function with calls",
-                 inc ? "-F" : "-N", inc ? f->include[j] : f->exclude[j]);
-    }
+    sym_filter_warn_unmatched(&p->names, &p->replay);
 }
 
 static int edge_order(const void *a, const void *b)

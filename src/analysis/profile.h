@@ -18,6 +18,7 @@
 #include "analysis/call_tree.h"
 #include "analysis/latency.h"
 #include "analysis/replay.h"
+#include "analysis/sym_filter.h"
 
 struct profile_filter {
     const char **include; /* globs on function names; none: all */
@@ -61,11 +62,9 @@ struct profile {
     struct func_stats *stats;    /* by symbol */
     struct latency_hist **hists; /* by symbol, with PROFILE_HISTS: NULL until its first call */
     struct call_tree tree;       /* with PROFILE_TREE */
-    uint8_t *kept;               /* by symbol: 0 not decided yet, 1 kept, 2 hidden */
+    struct sym_filter names;     /* -F, -N */
     size_t nstats;
-    struct addr_map edges;  /* caller << 32 | callee -> struct profile_edge */
-    uint64_t *include_hits; /* by include glob: kept symbols it matched */
-    uint64_t *exclude_hits;
+    struct addr_map edges; /* caller << 32 | callee -> struct profile_edge */
     bool saw_tid;
 };
 

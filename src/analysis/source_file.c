@@ -7,12 +7,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "symbols/debug_file.h"
 #include "symbols/demangle.h"
 #include "util/addr_map.h"
 #include "util/log.h"
 
 struct source_image {
     bool tried;
+    char *debug_path;         /* the debug file lookup's search path (symbols/debug_file.h) */
+    Dwfl_Callbacks callbacks; /* dwfl keeps a pointer to them */
     Dwfl *dwfl;
     Dwfl_Module *mod;
     Dwarf_Addr bias;       /* dwfl's addresses minus the file's */
@@ -21,20 +24,21 @@ struct source_image {
 
 static struct source_line no_line;
 
-/* Offline: the file as it is on disk, with separate debug files found the standard way
- * (/usr/lib/debug, .gnu_debuglink, build-id). */
-static const Dwfl_Callbacks offline = {
-    .find_elf = dwfl_build_id_find_elf,
-    .find_debuginfo = dwfl_standard_find_debuginfo,
-    .section_address = dwfl_offline_section_address,
-};
-
 static void open_image(struct source_image *im, const char *path)
 {
     im->tried = true;
     if (strcmp(path, "?") == 0)
         return;
-    im->dwfl = dwfl_begin(&offline);
+    /* Offline: the file as it is on disk, with its separate debug file found as the symbols'
+     * is */
+    im->debug_path = debug_file_search_path();
+    im->callbacks = (Dwfl_Callbacks){
+        .find_elf = dwfl_build_id_find_elf,
+        .find_debuginfo = dwfl_standard_find_debuginfo,
+        .section_address = dwfl_offline_section_address,
+        .debuginfo_path = &im->debug_path,
+    };
+    im->dwfl = im->debug_path ? dwfl_begin(&im->callbacks) : NULL;
     if (!im->dwfl)
         return;
     im->mod = dwfl_report_offline(im->dwfl, path, path, -1);
@@ -163,9 +167,11 @@ void source_files_free(struct source_files *sf)
             free(slot->value);
         addr_map_free(&sf->images[i].lines);
     }
-    for (size_t i = 0; i < sf->nimages; i++)
+    for (size_t i = 0; i < sf->nimages; i++) {
         if (sf->images[i].dwfl)
             dwfl_end(sf->images[i].dwfl);
+        free(sf->images[i].debug_path);
+    }
     free(sf->images);
     sf->images = NULL;
     sf->nimages = 0;

@@ -3,13 +3,30 @@
 
 #include <bsd/stdlib.h>
 #include <bsd/string.h>
+#include <cJSON.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "util/json_string.h"
 #include "util/log.h"
+#include "util/text_escape.h"
+
+int cli_choice(const char *opt, const char *value, const char *const *names, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(value, names[i]) == 0)
+            return (int)i;
+    char choices[256] = "";
+    for (size_t i = 0; i < n; i++) {
+        strlcat(choices, i ? ", " : "one of ", sizeof(choices));
+        strlcat(choices, names[i], sizeof(choices));
+    }
+    err_hint(choices, "%s %s: not one of its values", opt, value);
+    return -1;
+}
 
 int cli_number(const char *opt, const char *value, long long min, long long max, long long *out)
 {
@@ -98,10 +115,37 @@ void cli_filter_free(struct profile_filter *f)
     f->ninclude = f->nexclude = 0;
 }
 
-void cli_put_name(FILE *out, const char *name)
+void cli_put_csv_text(const char *name)
 {
-    for (const unsigned char *s = (const unsigned char *)name; *s; s++)
-        putc(*s < 0x20 || *s == 0x7f ? '?' : *s, out);
+    char *escaped = text_escape_dup(name, TEXT_NAME);
+    for (const char *c = escaped ? escaped : "?"; *c; c++) {
+        if (*c == '"')
+            putchar('"');
+        putchar(*c);
+    }
+    free(escaped);
+}
+
+void cli_put_csv_field(const char *name)
+{
+    putchar('"');
+    cli_put_csv_text(name);
+    putchar('"');
+}
+
+int cli_put_json(cJSON *doc)
+{
+    char *text = cJSON_Print(doc);
+    cJSON_Delete(doc);
+    char *safe = text ? json_text_safe(text) : NULL;
+    free(text);
+    if (!safe) {
+        err_msg("out of memory");
+        return -1;
+    }
+    puts(safe);
+    free(safe);
+    return 0;
 }
 
 bool cli_srcline(struct source_files *sf, const struct replay *r, uint32_t sym,
@@ -115,7 +159,7 @@ void cli_put_srcline(FILE *out, const char *before, const struct source_line *wh
                      const char *after)
 {
     fputs(before, out);
-    cli_put_name(out, where->file);
+    fputs_name(where->file, out);
     fprintf(out, ":%u%s", where->line, after);
 }
 

@@ -16,6 +16,7 @@
 #include "record/clock.h"
 #include "util/duration.h"
 #include "util/log.h"
+#include "util/text_escape.h"
 
 enum diff_format { FMT_TABLE, FMT_CSV, FMT_JSON };
 
@@ -63,19 +64,6 @@ static void usage(FILE *f)
           f);
 }
 
-static int pick(const char *value, const char *const *names, size_t n, const char *what)
-{
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(value, names[i]) == 0)
-            return (int)i;
-    char choices[128] = "one of";
-    for (size_t i = 0; i < n; i++)
-        snprintf(choices + strlen(choices), sizeof(choices) - strlen(choices), "%s %s",
-                 i ? "," : "", names[i]);
-    err_hint(choices, "%s '%s': unknown value", what, value);
-    return -1;
-}
-
 enum { OPT_TREE = 0x800 };
 
 static int parse_args(int argc, char **argv, struct diff_cli *cli)
@@ -101,12 +89,12 @@ static int parse_args(int argc, char **argv, struct diff_cli *cli)
             continue;
         switch (c) {
         case 's':
-            if ((v = pick(optarg, key_names, 5, "--sort")) < 0)
+            if ((v = cli_choice("--sort", optarg, key_names, 5)) < 0)
                 return -1;
             cli->sort = (enum diff_key)v;
             break;
         case 'f':
-            if ((v = pick(optarg, format_names, 3, "--format")) < 0)
+            if ((v = cli_choice("--format", optarg, format_names, 3)) < 0)
                 return -1;
             cli->format = (enum diff_format)v;
             break;
@@ -196,20 +184,9 @@ static void print_table(const struct diff_cli *cli, const struct diff_row *rows,
                change_text(t[6], 32, diff_change(r, key), key),
                percent_text(t[7], 32, diff_value(&r->a, key), diff_value(&r->b, key),
                             r->a.calls > 0, r->b.calls > 0));
-        cli_put_name(stdout, r->name);
+        fputs_name(r->name, stdout);
         putchar('\n');
     }
-}
-
-static void put_csv_field(const char *s)
-{
-    putchar('"');
-    for (; *s; s++) {
-        if (*s == '"')
-            putchar('"');
-        putchar(*s);
-    }
-    putchar('"');
 }
 
 static const char *present_in(const struct diff_side *a, const struct diff_side *b)
@@ -234,7 +211,7 @@ static void print_csv(const struct diff_row *rows, size_t n)
          "avg_change_ns,avg_change_pct");
     for (size_t i = 0; i < n; i++) {
         const struct diff_row *r = &rows[i];
-        put_csv_field(r->name);
+        cli_put_csv_field(r->name);
         printf(",%s,%llu,%llu,%lld", present_in(&r->a, &r->b), (unsigned long long)r->a.calls,
                (unsigned long long)r->b.calls, (long long)diff_change(r, DIFF_CALLS));
         static const enum diff_key timed[] = {DIFF_TOTAL, DIFF_SELF, DIFF_AVG};
@@ -286,19 +263,6 @@ static cJSON *change_json(const struct diff_row *r)
     return o;
 }
 
-static int put_json(cJSON *root)
-{
-    char *text = cJSON_Print(root);
-    cJSON_Delete(root);
-    if (!text) {
-        err_msg("out of memory");
-        return -1;
-    }
-    puts(text);
-    free(text);
-    return 0;
-}
-
 static cJSON *json_head(const struct diff_run *runs)
 {
     cJSON *root = cJSON_CreateObject();
@@ -321,7 +285,7 @@ static int print_json(const struct diff_run *runs, const struct diff_row *rows, 
         cJSON_AddItemToObject(o, "b", side_json(&r->b));
         cJSON_AddItemToObject(o, "change", change_json(r));
     }
-    return put_json(root);
+    return cli_put_json(root);
 }
 
 static int print_functions(const struct diff_cli *cli, struct diff_run *runs)
@@ -375,7 +339,7 @@ static void tree_table_row(const struct tree_out *to, const struct diff_tree_row
            signed_duration(t[4], 32, tb - ta), percent_text(t[5], 32, ta, tb, a, b));
     for (uint32_t d = 1; d < row->depth; d++)
         fputs("  ", stdout);
-    cli_put_name(stdout, row->name);
+    fputs_name(row->name, stdout);
     putchar('\n');
 }
 
@@ -396,11 +360,7 @@ static int tree_csv_row(struct tree_out *to, const struct diff_tree_row *row)
     for (uint32_t d = 0; d < row->depth; d++) {
         if (d)
             putchar(';');
-        for (const char *s = to->stack[d]; *s; s++) {
-            if (*s == '"')
-                putchar('"');
-            putchar(*s);
-        }
+        cli_put_csv_text(to->stack[d]);
     }
     putchar('"');
     printf(",%llu,%llu,%lld,%lld,%lld,%lld\n", (unsigned long long)(a ? a->calls : 0),
@@ -494,7 +454,7 @@ static int print_trees(const struct diff_cli *cli, struct diff_run *runs)
         err_msg("out of memory");
         return -1;
     }
-    return root ? put_json(root) : 0;
+    return root ? cli_put_json(root) : 0;
 }
 
 static int build_runs(const struct diff_cli *cli, struct diff_run *runs)

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "analysis/profile.h"
 #include "cmd/cli_util.h"
 #include "cmd/commands.h"
 #include "output/call_dirs.h"
@@ -37,6 +38,34 @@ static void usage(FILE *f)
 
 enum { OPT_MAX_CALL_DIRS = 0x500, OPT_FORMAT, OPT_SRCLINE };
 
+/* -F/-N and --tid checked as graph checks them: a thread that made no call is an error, a glob
+ * that matches no function with calls a warning. One more pass over the record, only when they
+ * are given. Returns 0, or -1 after one error line. */
+static int check_window_filters(const struct run_dir *run, const struct call_window *w)
+{
+    if (!w->tid && !w->filter.nonly && !w->filter.nexclude)
+        return 0;
+    struct profile_filter filter = {.include = (const char **)w->filter.only,
+                                    .ninclude = w->filter.nonly,
+                                    .exclude = (const char **)w->filter.exclude,
+                                    .nexclude = w->filter.nexclude,
+                                    .tid = w->tid};
+    char record[PATH_MAX];
+    if (snprintf(record, sizeof(record), "%s/%s", run->path, REC_FILE_NAME) >=
+        (int)sizeof(record)) {
+        err_msg("%s: path too long", run->path);
+        return -1;
+    }
+    struct profile p;
+    int rc = profile_build(&p, record, &filter, 0);
+    if (rc == 0 && w->tid && !p.saw_tid)
+        rc = cli_missing_tid(&p.replay, run->path, w->tid);
+    if (rc == 0)
+        profile_warn_unmatched(&p);
+    profile_free(&p);
+    return rc;
+}
+
 static int export_run(const struct run_dir *run, struct trace_file_options *trace,
                       unsigned max_dirs, int quiet)
 {
@@ -51,9 +80,9 @@ static int export_run(const struct run_dir *run, struct trace_file_options *trac
         err_msg("%s: the record ends %s; the trace holds everything before that", run->path,
                 stats.record_damaged == 1 ? "in the middle of an event" : "with damaged data");
     if (!quiet)
-        fprintf(stderr, "calltrace: trace in %s/%s: %llu calls%s\n", run->path, stats.files,
-                (unsigned long long)stats.calls,
-                call_window_is_whole(&trace->window) ? "" : " in the window");
+        note_msg("trace in %s/%s: %llu calls%s", run->path, stats.files,
+                 (unsigned long long)stats.calls,
+                 call_window_is_whole(&trace->window) ? "" : " in the window");
     struct call_dirs_stats dirs; /* -A/-R runs: the call folders too */
     if (call_dirs_export(run, max_dirs, &dirs) < 0)
         return 1;
@@ -113,6 +142,10 @@ int cmd_export(int argc, char **argv)
     struct run_dir run;
     if (run_dir_open(argv[optind], &run) < 0)
         return 1;
+    if (check_window_filters(&run, &trace.window) < 0) {
+        run_dir_close(&run);
+        return 1;
+    }
     int rc = export_run(&run, &trace, (unsigned)max_dirs, quiet);
     run_dir_close(&run);
     return rc;

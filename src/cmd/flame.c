@@ -17,6 +17,7 @@
 #include "output/flame_svg.h"
 #include "record/clock.h"
 #include "util/log.h"
+#include "util/text_escape.h"
 
 enum flame_format { FLAME_AUTO, FLAME_FOLDED, FLAME_SVG };
 
@@ -131,13 +132,13 @@ static const char *sym_name(void *ctx, uint32_t sym)
 static void put_folded_frame(FILE *out, const char *name)
 {
     if (!strchr(name, ';')) {
-        cli_put_name(out, name);
+        fputs_name(name, out);
         return;
     }
     char *copy = strdup(name);
     for (char *s = copy; s && (s = strchr(s, ';'));)
         *s = ':';
-    cli_put_name(out, copy ? copy : "?");
+    fputs_name(copy ? copy : "?", out);
     free(copy);
 }
 

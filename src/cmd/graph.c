@@ -1,11 +1,13 @@
 /* calltrace graph [RUN] [-o FILE]: the call graph in Graphviz DOT, a node per function (calls,
  * total and self time, coloured by total time; C++ names shortened), an edge per caller and
  * callee (calls), nodes grouped by source file or image; -n keeps the hottest functions.
- * .svg/.png/.pdf outputs are rendered by Graphviz's dot, which is given the graph from memory
- * and whose error output is read back: when it cannot lay the groups out (Graphviz 2.43's
- * "trouble in init_rank" on big programs) the graph is drawn again without them, and what dot
- * said is summed up in one line. */
+ * -o FILE.svg, .png, .pdf (any format dot renders) is rendered by Graphviz's dot, which is given
+ * the graph from memory and whose error output is read back: when it cannot lay the groups out
+ * (Graphviz 2.43's "trouble in init_rank" on big programs) the graph is drawn again without
+ * them, and what dot said is summed up in one line. */
 #include <bsd/stdlib.h>
+#include <bsd/string.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -28,6 +30,7 @@
 #include "symbols/demangle.h"
 #include "util/duration.h"
 #include "util/log.h"
+#include "util/text_escape.h"
 
 enum group_by { GROUP_AUTO, GROUP_FILE, GROUP_IMAGE, GROUP_NONE };
 
@@ -67,8 +70,10 @@ static void usage(FILE *f)
           "a node per function with its calls, total and self time, coloured by total time;\n"
           "an edge per caller and callee with the number of calls.\n"
           "\n"
-          "  -o, --output FILE   write to FILE (default: standard output); FILE.svg, .png and\n"
-          "                      .pdf are rendered with Graphviz's dot, anything else is DOT\n"
+          "  -o, --output FILE   write to FILE (default: standard output): DOT for FILE.dot,\n"
+          "                      FILE.gv or a FILE without extension; else the picture dot\n"
+          "                      renders in the format the extension names (svg, png, pdf,\n"
+          "                      jpg, ...: dot -T? lists them); another is refused\n"
           "  -n, --top N         only the N functions with the largest total time; the calls\n"
           "                      of the others hang from their nearest drawn caller\n",
           f);
@@ -142,14 +147,17 @@ static int parse_args(int argc, char **argv, struct graph_cli *cli)
     return rc;
 }
 
-/* Inside a DOT string: quotes and backslashes escaped, control bytes shown as '?'. */
+/* Inside a DOT string: the name escaped as in text output (util/text_escape.h), then its quotes
+ * and backslashes escaped for DOT, so that the label shows what report shows. */
 static void put_dot_escaped(FILE *out, const char *s)
 {
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
+    char *escaped = text_escape_dup(s, TEXT_NAME);
+    for (const char *c = escaped ? escaped : "?"; *c; c++) {
+        if (*c == '"' || *c == '\\')
             fputc('\\', out);
-        fputc((unsigned char)*s < 0x20 ? '?' : *s, out);
+        fputc(*c, out);
     }
+    free(escaped);
 }
 
 static void put_dot_string(FILE *out, const char *s)
@@ -263,30 +271,97 @@ static void put_graph(struct graph_ctx *g, const char *run, struct profile_edge 
     fputs("}\n", g->out);
 }
 
-/* The format dot renders FILE to, from its extension; NULL for DOT itself. */
-static const char *render_format(const char *file)
+/* FILE's extension, lower-cased into ext; "" when it has none. */
+static void extension_of(const char *file, char *ext, size_t len)
 {
-    static const char *const formats[] = {"svg", "png", "pdf"};
-    const char *dot = file ? strrchr(file, '.') : NULL;
-    for (size_t i = 0; dot && i < sizeof(formats) / sizeof(formats[0]); i++)
-        if (strcasecmp(dot + 1, formats[i]) == 0)
-            return formats[i];
-    return NULL;
+    const char *slash = strrchr(file, '/');
+    const char *dot = strrchr(slash ? slash + 1 : file, '.');
+    size_t i = 0;
+    for (const char *p = dot && dot[1] ? dot + 1 : ""; *p && i + 1 < len; p++)
+        ext[i++] = (char)tolower((unsigned char)*p);
+    ext[i] = '\0';
 }
 
-static bool in_path(const char *prog)
+/* The output formats dot can write to a file, space-separated, from the list its error for an
+ * unknown -T format gives ("Use one of: bmp canon ... xlib"); "" when dot cannot be run. */
+static void dot_formats(char *list, size_t len)
 {
-    const char *path = getenv("PATH");
-    char buf[PATH_MAX];
-    while (path && *path) {
-        size_t len = strcspn(path, ":");
-        if (snprintf(buf, sizeof(buf), "%.*s/%s", (int)len, len ? path : ".", prog) <
-                (int)sizeof(buf) &&
-            access(buf, X_OK) == 0)
-            return true;
-        path += len + (path[len] == ':');
+    list[0] = '\0';
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) < 0)
+        return;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    char *argv[] = {"dot", "-T?", NULL};
+    extern char **environ;
+    pid_t pid;
+    int rc = posix_spawnp(&pid, "dot", &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(fds[1]);
+    char text[8192];
+    size_t n = 0;
+    ssize_t got;
+    while (
+        rc == 0 && n + 1 < sizeof(text) &&
+        ((got = read(fds[0], text + n, sizeof(text) - 1 - n)) > 0 || (got < 0 && errno == EINTR)))
+        n += got > 0 ? (size_t)got : 0;
+    close(fds[0]);
+    if (rc == 0)
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+    text[n] = '\0';
+    const char *from = strstr(text, "Use one of:");
+    if (!from)
+        return;
+    from += strlen("Use one of:");
+    for (char *word = strtok((char *)from, " \n"); word; word = strtok(NULL, " \n")) {
+        /* these open a window instead of writing a file */
+        if (strcmp(word, "x11") == 0 || strcmp(word, "xlib") == 0 || strcmp(word, "gtk") == 0)
+            continue;
+        strlcat(list, *list ? " " : "", len);
+        strlcat(list, word, len);
     }
+}
+
+static bool in_list(const char *list, const char *word)
+{
+    size_t len = strlen(word);
+    for (const char *p = list; (p = strstr(p, word)); p += len)
+        if ((p == list || p[-1] == ' ') && (p[len] == ' ' || p[len] == '\0'))
+            return true;
     return false;
+}
+
+/* What -o FILE asks for, by its extension: DOT text (none, .dot, .gv: *format ""), or the
+ * format dot renders of that name (.svg, .png, .pdf, .jpg, ...). Anything else is refused, not
+ * given DOT. Returns 0, or -1 after one error line. */
+static int output_format(const char *file, char *format, size_t len)
+{
+    char ext[16];
+    format[0] = '\0';
+    if (!file || strcmp(file, "-") == 0)
+        return 0;
+    extension_of(file, ext, sizeof(ext));
+    if (!*ext || strcmp(ext, "dot") == 0 || strcmp(ext, "gv") == 0)
+        return 0;
+    char formats[4096];
+    dot_formats(formats, sizeof(formats));
+    if (!*formats) {
+        err_hint("install Graphviz (apt-get install graphviz), or write DOT with -o FILE.dot",
+                 "%s: cannot render .%s: Graphviz's dot is not installed", file, ext);
+        return -1;
+    }
+    if (!in_list(formats, ext)) {
+        char hint[4200];
+        snprintf(hint, sizeof(hint), "-o FILE.dot writes DOT; dot renders %s", formats);
+        err_hint(hint, "%s: dot cannot render .%s files", file, ext);
+        return -1;
+    }
+    strlcpy(format, ext, len);
+    return 0;
 }
 
 /* A file in memory (dot's input, dot's error output). -1 after an error line. */
@@ -440,16 +515,6 @@ static int render(struct graph_ctx *g, const char *run, struct profile_edge **ed
     return rc;
 }
 
-/* Checked before the run is read, so a missing dot costs nothing. */
-static int check_dot(const char *file, const char *format)
-{
-    if (!format || in_path("dot"))
-        return 0;
-    err_hint("install Graphviz (apt-get install graphviz), or write DOT with -o FILE.dot",
-             "%s: cannot render %s: Graphviz's dot is not installed", file, format);
-    return -1;
-}
-
 static FILE *open_output(const char *file)
 {
     if (!file || strcmp(file, "-") == 0)
@@ -546,9 +611,10 @@ int cmd_graph(int argc, char **argv)
         return 2;
     if (run_select(cli.run, run, sizeof(run), record, sizeof(record)) < 0)
         return 1;
-    const char *format = render_format(cli.output);
-    if (check_dot(cli.output, format) < 0)
+    char format_name[32];
+    if (output_format(cli.output, format_name, sizeof(format_name)) < 0)
         return 1;
+    const char *format = *format_name ? format_name : NULL;
     uint8_t *hottest = NULL;
     struct graph_ctx g = {.cli = &cli};
     if (cli.top && pick_hottest(record, &cli, &hottest, &g.called_funcs) < 0) {

@@ -495,9 +495,8 @@ int cmd_merge(int argc, char **argv)
     if (rc == 0)
         rc = build_output(&m, &stats) < 0 ? 1 : 0;
     if (rc == 0 && !m.quiet)
-        fprintf(stderr, "calltrace: merged %zu runs into %s: %llu calls, %llu processes\n",
-                m.ninputs, m.out, (unsigned long long)stats.calls,
-                (unsigned long long)stats.processes);
+        note_msg("merged %zu runs into %s: %llu calls, %llu processes", m.ninputs, m.out,
+                 (unsigned long long)stats.calls, (unsigned long long)stats.processes);
     free_ctx(&m);
     return rc;
 }

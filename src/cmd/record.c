@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 
 #include <bsd/string.h>
@@ -27,13 +28,15 @@
 #include "record/format.h"
 #include "record/writer.h"
 #include "symbols/elf_image.h"
+#include "util/duration.h"
 #include "util/log.h"
 #include "view/view.h"
 
 /* What calltrace's signal handlers may touch: a handler cannot be given a context struct. */
 static volatile sig_atomic_t stop_signal;
-static volatile pid_t traced_pid;   /* launched: ended on a stop signal */
+static volatile pid_t traced_pid;   /* launched: ended on a stop signal, left at -t */
 static volatile pid_t attached_pid; /* attached: interrupted, then released */
+static volatile pid_t released_pid; /* launched, left running at -t: calltrace waits for it */
 
 static void on_stop_signal(int sig)
 {
@@ -44,6 +47,19 @@ static void on_stop_signal(int sig)
         kill(traced_pid, SIGKILL);
     if (attached_pid > 0)
         ptrace(PTRACE_INTERRUPT, attached_pid, 0, 0);
+    /* Untraced now, the program is what calltrace waits for, as a shell waits for its job: a
+     * SIGTERM or SIGHUP is passed on; a Ctrl-C reached it from the terminal already. */
+    if (released_pid > 0 && sig != SIGINT)
+        kill(released_pid, sig);
+}
+
+/* -t: the tracing ends and the program, attached or launched, runs on (stop_loop.c). */
+static void on_time_up(int sig)
+{
+    stop_signal = sig;
+    pid_t pid = attached_pid > 0 ? attached_pid : traced_pid;
+    if (pid > 0)
+        ptrace(PTRACE_INTERRUPT, pid, 0, 0); /* the loop's waitpid returns */
 }
 
 static void on_tty_stop(int sig)
@@ -60,7 +76,8 @@ static void install_handlers(void)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
-    sigaction(SIGALRM, &sa, NULL); /* -t */
+    sa.sa_handler = on_time_up; /* -t */
+    sigaction(SIGALRM, &sa, NULL);
     sa.sa_handler = on_tty_stop;
     sa.sa_flags = SA_RESTART;
     sigaction(SIGTSTP, &sa, NULL);
@@ -209,22 +226,19 @@ static uint64_t lost_returns(const struct session *s)
 
 /* Which engine traced the processes: " (inject engine)", or with the processes the breakpoints
  * traced instead, " (inject engine in 2, breakpoints in 1)". */
-static void put_engines(const struct session *s)
+static void engines_text(const struct session *s, char *buf, size_t len)
 {
     const struct run_stats *counts = &s->stats;
-    if (s->backend == s->breakpoints) {
-        fputs(" (ptrace engine)", stderr);
-        return;
-    }
     uint64_t engine = counts->processes_by_engine, breakpoints = counts->processes_by_breakpoints;
-    if (!breakpoints) {
-        fputs(" (inject engine)", stderr);
-        return;
-    }
-    fputs(" (", stderr);
-    if (engine)
-        fprintf(stderr, "inject engine in %llu, ", (unsigned long long)engine);
-    fprintf(stderr, "breakpoints in %llu)", (unsigned long long)breakpoints);
+    if (s->backend == s->breakpoints)
+        snprintf(buf, len, " (ptrace engine)");
+    else if (!breakpoints)
+        snprintf(buf, len, " (inject engine)");
+    else if (!engine)
+        snprintf(buf, len, " (breakpoints in %llu)", (unsigned long long)breakpoints);
+    else
+        snprintf(buf, len, " (inject engine in %llu, breakpoints in %llu)",
+                 (unsigned long long)engine, (unsigned long long)breakpoints);
 }
 
 /* The calls the engine could not record, by cause: the one cause named, or each with its
@@ -237,6 +251,8 @@ static void print_dropped(const struct session *s, uint64_t dropped)
         [DROP_VFORK] = "a vfork child made them before it exec'd, on its parent's rings",
         [DROP_UNREADABLE] = ("their events were never finished (a signal handler left a "
                              "trampoline with longjmp)"),
+        [DROP_STOPPED] = ("calltrace, told to stop, left them unread after a second of "
+                          "draining"),
     };
     uint64_t by[DROP_CAUSES] = {0}, known = 0;
     if (s->backend->drop_causes)
@@ -264,15 +280,16 @@ static void print_dropped(const struct session *s, uint64_t dropped)
 static void print_summary(const char *run, const struct trace_stats *stats, const struct session *s,
                           const struct call_gate *gate)
 {
-    fprintf(stderr, "calltrace: trace in %s/%s: %llu calls", run, stats->files,
-            (unsigned long long)stats->calls);
+    char unfinished[48] = "";
     if (stats->unfinished)
-        fprintf(stderr, " (%llu unfinished)", (unsigned long long)stats->unfinished);
-    fprintf(stderr, ", %llu thread%s, %llu process%s", (unsigned long long)stats->threads,
-            stats->threads == 1 ? "" : "s", (unsigned long long)stats->processes,
-            stats->processes == 1 ? "" : "es");
-    put_engines(s);
-    fputc('\n', stderr);
+        snprintf(unfinished, sizeof(unfinished), " (%llu unfinished)",
+                 (unsigned long long)stats->unfinished);
+    char engines[80];
+    engines_text(s, engines, sizeof(engines));
+    note_msg("trace in %s/%s: %llu calls%s, %llu thread%s, %llu process%s%s", run, stats->files,
+             (unsigned long long)stats->calls, unfinished, (unsigned long long)stats->threads,
+             stats->threads == 1 ? "" : "s", (unsigned long long)stats->processes,
+             stats->processes == 1 ? "" : "es", engines);
     if (s->stats.breakpoint_functions)
         fprintf(stderr,
                 "calltrace: %llu function%s traced by breakpoints (marked in report, tree and the "
@@ -300,6 +317,12 @@ static void print_summary(const char *run, const struct trace_stats *stats, cons
                 "attached, backtrace() walked the stack): those calls end at the next event that "
                 "shows them over\n",
                 (unsigned long long)lost);
+    uint64_t corrupt = s->backend && s->backend->corrupt_events ? s->backend->corrupt_events(s) : 0;
+    if (corrupt)
+        fprintf(stderr,
+                "calltrace: %llu events the program wrote into the memory it shares with "
+                "calltrace made no sense and were left out\n",
+                (unsigned long long)corrupt);
     if (counts->left_out_functions)
         fprintf(stderr,
                 "calltrace: %llu function%s left out: the inject engine cannot patch %s, and "
@@ -327,6 +350,18 @@ static double ms_since(uint64_t start)
     return (double)(clock_mono_ns() - start) / 1e6;
 }
 
+/* -t: SIGALRM (on_time_up) after ns; 0 disarms. */
+static int set_timer(uint64_t ns)
+{
+    uint64_t us = (ns + 999) / 1000;
+    struct itimerval t = {
+        .it_value = {.tv_sec = (time_t)(us / 1000000), .tv_usec = (suseconds_t)(us % 1000000)}};
+    if (setitimer(ITIMER_REAL, &t, NULL) == 0)
+        return 0;
+    err_msg("-t: cannot set a timer: %s", strerror(errno));
+    return -1;
+}
+
 /* The detach comes before any output is written, so a failure to write cannot keep the
  * program stopped; the record written so far is complete up to that moment. */
 static int run_attached(struct record_cli *cli, struct session *s)
@@ -336,10 +371,10 @@ static int run_attached(struct record_cli *cli, struct session *s)
         return -1;
     dbg(DBG_ENGINE, 1, "process %d: attached in %.1f ms", (int)cli->attach_pid, ms_since(start));
     attached_pid = cli->attach_pid;
-    if (cli->duration)
-        alarm(cli->duration);
+    if (set_timer(cli->duration_ns) < 0)
+        return -1;
     control_loop(s);
-    alarm(0);
+    set_timer(0);
     attached_pid = 0;
     start = clock_mono_ns();
     if (s->live_processes && control_detach(s) < 0)
@@ -347,6 +382,54 @@ static int run_attached(struct record_cli *cli, struct session *s)
     control_finish(s);
     dbg(DBG_ENGINE, 1, "process %d: detached in %.1f ms", (int)cli->attach_pid, ms_since(start));
     return 0;
+}
+
+/* -t of a launched program, the time up: calltrace leaves every traced process as -p leaves a
+ * program (control_detach), and the program runs on untraced; calltrace writes the run, then
+ * waits for it (wait_released). */
+static void release_launched(struct session *s, pid_t pid)
+{
+    traced_pid = 0; /* a stop signal no longer kills it */
+    if (control_detach(s) < 0)
+        s->detach_failed = true;
+    if (!s->main_done)
+        released_pid = pid;
+}
+
+/* The end of a program left running by -t, with SIGTERM and SIGHUP passed on to it
+ * (on_stop_signal), and its stops (Ctrl-Z) calltrace's too, so that the shell sees the job
+ * stop. Returns its wait status, or -1 after one error line. */
+static int wait_released(pid_t pid)
+{
+    for (;;) {
+        int status;
+        pid_t got = waitpid(pid, &status, WUNTRACED);
+        if (got == pid && WIFSTOPPED(status)) {
+            kill(getpid(), SIGSTOP);
+            continue;
+        }
+        if (got == pid)
+            return status;
+        if (errno != EINTR) {
+            err_msg("waiting for process %d: %s", (int)pid, strerror(errno));
+            return W_EXITCODE(1, 0);
+        }
+    }
+}
+
+/* After the run is written: says that the program runs on, and waits for its end. Returns its
+ * wait status. */
+static int finish_released(const struct record_cli *cli, pid_t pid)
+{
+    char after[32];
+    if (!cli->quiet)
+        fprintf(stderr,
+                "calltrace: -t %s: tracing stopped; process %d runs on untraced, and calltrace "
+                "waits for its end\n",
+                duration_format(after, sizeof(after), (int64_t)cli->duration_ns), (int)pid);
+    int status = wait_released(pid);
+    released_pid = 0;
+    return status;
 }
 
 /* The one place that knows the backends: the run's, and the breakpoints every process has. */
@@ -376,11 +459,24 @@ static int run_traced(struct record_cli *cli, const char *path, struct recorder 
         return -1;
     if (cli->attach_pid)
         return run_attached(cli, s);
-    pid_t pid = launch_program(path, cli->program_argv);
+    /* -t leaves the program running: it may have to leave a main thread that has exited while
+     * others run, which only an exit stop tells (control/detach.c) */
+    if (cli->duration_ns)
+        s->leave_signal = SIGALRM;
+    pid_t pid = launch_program(path, cli->program_argv, cli->duration_ns ? PTRACE_O_TRACEEXIT : 0);
     if (pid < 0)
         return -1;
     traced_pid = pid;
+    if (set_timer(cli->duration_ns) < 0) {
+        kill(pid, SIGKILL);
+        cli->duration_ns = 0;
+    }
     control_run(s, pid);
+    set_timer(0);
+    if (stop_signal == SIGALRM && s->leave_signal && s->live_processes)
+        release_launched(s, pid);
+    else if (stop_signal == SIGALRM && s->leave_signal)
+        stop_signal = 0; /* the program ended as the time was up: as if it had not been */
     control_finish(s);
     traced_pid = 0;
     return 0;
@@ -414,6 +510,21 @@ static int finish_run(const struct run_dir *run, struct recorder *rec, const str
     if (!cli->quiet && captured)
         call_dirs_print_summary(run->path, &dirs, cli->max_call_dirs);
     return rec_error || dirs_rc < 0 ? -1 : 0;
+}
+
+/* A run that recorded no call because no -F pattern matched a function of what ran: says so
+ * (the patterns were warned about), for its run directory to be removed. */
+static bool filtered_out_everything(const struct record_cli *cli, const struct session *s,
+                                    const struct recorder *rec)
+{
+    const struct func_filter *f = &cli->opts.trace.filter;
+    if (rec->calls || !f->nonly || s->stats.only_matched)
+        return false;
+    warn_unmatched_at_end(cli, s);
+    err_hint("a run without -F shows the names there are (calltrace report)",
+             "no call recorded: no function matched -F %s%s; no run directory was left", f->only[0],
+             f->nonly > 1 ? " or the other -F patterns" : "");
+    return true;
 }
 
 /* -D and --min-duration sit between the engine and the record (record/call_gate.h). */
@@ -516,22 +627,30 @@ int cmd_record(int argc, char **argv)
     }
     progress_end(&progress);
     rec.progress = NULL;
-    if (nothing_traceable_ran(&s, &cli, path)) {
-        abandon_run(&rec, &s, &run);
-        return stop_signal ? 128 + stop_signal : 2;
+    bool refused = nothing_traceable_ran(&s, &cli, path);
+    /* nothing to look at: no run directory to find, or to mistake for a trace */
+    bool empty = refused || filtered_out_everything(&cli, &s, &rec);
+    int failed = empty ? 0 : finish_run(&run, &rec, &s, &cli);
+    if (empty) {
+        recorder_close(&rec);
+        run_dir_discard(&run);
     }
-    int failed = finish_run(&run, &rec, &s, &cli);
     end_session(&s);
     if (rec.gate)
         call_gate_free(rec.gate);
+    if (released_pid > 0)
+        s.main_status = finish_released(&cli, released_pid);
     /* Also after Ctrl-C stopped the program: stopping a long run to look at it is common. */
-    if (!failed && cli.open && view_open(run.path, &cli.view) < 0)
+    if (!empty && !failed && cli.open && view_open(run.path, &cli.view) < 0)
         failed = 1;
-    run_dir_close(&run);
+    if (!empty)
+        run_dir_close(&run);
     if (cli.attach_pid) /* the program is not ours: its status is not calltrace's */
         return failed || s.detach_failed ? 1 : 0;
-    if (stop_signal)
+    if (stop_signal && !s.detaching)
         return 128 + stop_signal;
+    if (refused)
+        return 2;
     int code = exit_code_of(s.main_status);
     return failed && code == 0 ? 1 : code;
 }

@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 
 #include "tracer/inject/inject.h"
 #include "output/call_dirs.h"
+#include "control/launch.h"
 #include "output/run_dir.h"
 #include "record/format.h"
 #include "util/duration.h"
@@ -39,8 +41,8 @@ enum {
 
 static void usage(FILE *f)
 {
-    fputs("usage: calltrace [OPTIONS] [--] PROGRAM [ARGS...]\n"
-          "       calltrace [OPTIONS] -p PID\n"
+    fputs("usage: calltrace [record] [OPTIONS] [--] PROGRAM [ARGS...]\n"
+          "       calltrace [record] [OPTIONS] -p PID\n"
           "       calltrace export [-z] RUN\n"
           "       calltrace view [OPTIONS] [RUN|FILE|DIR]\n"
           "\n"
@@ -51,9 +53,16 @@ static void usage(FILE *f)
           "With -p, attaches to the running process PID and all its threads instead, and\n"
           "detaches on Ctrl-C, SIGTERM, SIGHUP or -t, leaving it running as before.\n"
           "\n"
+          "A TIME is a number with a unit, ns, us, ms, s, m or h, or without one, "
+          "seconds:\n" DURATION_SYNTAX ".\n"
+          "\n"
           "Options:\n"
           "  -p, --pid PID      attach to a running process instead of starting one\n"
-          "  -t, --duration S   with -p: detach after S seconds\n"
+          "  -t, --duration TIME  stop tracing after TIME: with -p, detach; a started\n"
+          "                     program is left as -p leaves one and runs on untraced:\n"
+          "                     the run is written at once, then calltrace waits for the\n"
+          "                     program's end (passing SIGTERM and SIGHUP on to it) and\n"
+          "                     exits with its status\n"
           "  -o, --output DIR   run directory (default ./" RUN_DIR_DEFAULT "; an existing one is\n"
           "                     never overwritten: DIR-1, DIR-2, ... are used instead);\n"
           "                     private to you (0700, files 0600): it holds what the\n"
@@ -68,14 +77,15 @@ static void usage(FILE *f)
           "                     outermost); deeper calls are still followed, not written\n"
           "      --min-duration TIME\n"
           "                     record only calls that last at least TIME (250ns, 50us, 2ms,\n"
-          "                     1s), with the calls that lead to them\n"
+          "                     0.5), with the calls that lead to them\n"
           "  -l, --lib GLOB     also trace the functions of the shared libraries whose file\n"
           "                     name or soname matches GLOB (-l 'libsqlite3*'), loaded at\n"
           "                     start-up or later by dlopen; -F/-N apply to them too;\n"
           "                     repeatable\n"
           "  -A, --args[=GLOB]  record the arguments of the traced functions matching GLOB (all\n"
-          "                     without GLOB; -AGLOB or --args=GLOB; repeatable), typed by\n"
-          "                     their DWARF; in trace.json and RUN/calls/FUNC/N/call.json\n"
+          "                     without GLOB; attached: -AGLOB, -A=GLOB or --args=GLOB;\n"
+          "                     repeatable), typed by their DWARF; in trace.json and\n"
+          "                     RUN/calls/FUNC/N/call.json\n"
           "  -R, --retval       record return values too (of the -A functions, or of all)\n"
           "      --string-max N bytes of a char * string to record (default 64, at most 4096)\n"
           "      --capture FUNC:BUF:LEN  record the LEN bytes parameter BUF of FUNC points to;\n"
@@ -124,6 +134,12 @@ static void usage(FILE *f)
           "  view [RUN]         open a recorded run in Perfetto (calltrace view --help)\n"
           "\n"
           "Options of --open and view:\n" VIEW_OPTIONS_HELP "\n"
+          "A stripped program or library is traced from its unwind table: a function not\n"
+          "exported is named func_0xADDRESS (its address in the file, as nm shows it). Debug\n"
+          "files give the names back: found by build ID and .gnu_debuglink beside the file\n"
+          "and under /usr/lib/debug (or the directories of $CALLTRACE_DEBUG_DIRS), and from\n"
+          "debuginfod when $DEBUGINFOD_URLS is set.\n"
+          "\n"
           "The exit status is PROGRAM's own, 128+N when it was killed by signal N.\n",
           f);
 }
@@ -147,6 +163,8 @@ static int capture_option(struct record_cli *cli, int opt, const char *arg)
         o->args = true;
         if (!arg)
             return 0;
+        if (*arg == '=') /* -A=GLOB, as --args=GLOB is written: the '=' is no part of it */
+            arg++;
         if (capture_glob_check(arg, why, sizeof(why)) < 0) {
             err_hint("give a glob such as 'parse_*'", "-A %s: %s", arg, why);
             return -1;
@@ -234,6 +252,23 @@ static int check_engine_options(const struct record_cli *cli)
     return 0;
 }
 
+/* -A and --args take their GLOB attached (-AGLOB, --args=GLOB): "--args GLOB PROGRAM" traces
+ * the program GLOB. When that word names no program, it was most likely meant as the GLOB. */
+static int check_detached_glob(char **argv, int word)
+{
+    const char *glob = argv[word], *opt = argv[word - 1];
+    if (launch_findable(glob))
+        return 0;
+    bool is_long = opt[1] == '-';
+    char hint[PATH_MAX];
+    const char *quote = strpbrk(glob, "*?[ ") ? "'" : "";
+    snprintf(hint, sizeof(hint), "write %s%s%s%s, then the program", is_long ? "--args=" : "-A",
+             quote, glob, quote);
+    err_hint(hint, "%s %s: no program '%s' to trace; a GLOB of %s is written attached", opt, glob,
+             glob, is_long ? "--args" : "-A");
+    return -1;
+}
+
 int record_parse_args(int argc, char **argv, struct record_cli *cli)
 {
     /* One option a line, although VIEW_LONG_OPTIONS is not a brace. */
@@ -269,6 +304,7 @@ int record_parse_args(int argc, char **argv, struct record_cli *cli)
     };
     /* clang-format on */
     int c;
+    int bare_args_end = 0; /* after a -A without its GLOB: the index of the next word */
     opterr = 0;
     const char *errstr;
     while ((c = getopt_long(argc, argv, "+:o:p:t:F:N:D:l:A::RqzvhV", longopts, NULL)) != -1) {
@@ -294,10 +330,8 @@ int record_parse_args(int argc, char **argv, struct record_cli *cli)
             }
             break;
         case 't':
-            cli->duration = (unsigned)strtonum(optarg, 1, 31 * 24 * 3600, &errstr);
-            if (errstr) {
-                err_hint("give a whole number of seconds, at least 1", "-t %s: duration is %s",
-                         optarg, errstr);
+            if (duration_parse(optarg, &cli->duration_ns) < 0 || !cli->duration_ns) {
+                err_hint("give a time over 0: " DURATION_SYNTAX, "-t %s: not a duration", optarg);
                 return -1;
             }
             break;
@@ -317,8 +351,8 @@ int record_parse_args(int argc, char **argv, struct record_cli *cli)
             break;
         case OPT_MIN_DURATION:
             if (duration_parse(optarg, &cli->min_duration) < 0) {
-                err_hint("give a number with a unit: 250ns, 50us, 2ms, 1s",
-                         "--min-duration %s: not a duration", optarg);
+                err_hint("give a duration: " DURATION_SYNTAX, "--min-duration %s: not a duration",
+                         optarg);
                 return -1;
             }
             break;
@@ -329,6 +363,8 @@ int record_parse_args(int argc, char **argv, struct record_cli *cli)
         case OPT_MAX_CALL_DIRS:
             if (capture_option(cli, c, optarg) < 0)
                 return -1;
+            if (c == 'A')
+                bare_args_end = optarg ? 0 : optind;
             break;
         case 'q':
             cli->quiet = cli->opts.trace.quiet = true;
@@ -393,13 +429,10 @@ int record_parse_args(int argc, char **argv, struct record_cli *cli)
         err_hint("use either -p PID or a program to start", "%s: unexpected with -p", argv[optind]);
         return -1;
     }
+    if (bare_args_end == optind && optind < argc && check_detached_glob(argv, optind) < 0)
+        return -1;
     if (check_engine_options(cli) < 0)
         return -1;
-    if (cli->duration && !cli->attach_pid) {
-        err_hint("a started program runs until it ends; -t goes with -p",
-                 "-t: only applies with -p PID");
-        return -1;
-    }
     if (cli->opts.trace.attach_breakpoints && (!cli->attach_pid || !cli->opts.inject)) {
         err_hint("a started program, and the ptrace engine, always have them",
                  "--attach-breakpoints: only applies with -p PID and the inject engine");

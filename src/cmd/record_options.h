@@ -25,7 +25,7 @@ struct record_cli {
     bool share; /* --share: the run directory readable by others */
     bool quiet;
     pid_t attach_pid;         /* -p */
-    unsigned duration;        /* -t, seconds; 0: until stopped */
+    uint64_t duration_ns;     /* -t; 0: until the program ends, or until stopped */
     bool compress;            /* -z: trace.json.gz, trace.pftrace.gz */
     enum trace_format format; /* --format */
     bool open;                /* --open: show the trace in Perfetto once recorded */

@@ -17,7 +17,9 @@
 #include "record/clock.h"
 #include "cmd/commands.h"
 #include "util/duration.h"
+#include "util/json_string.h"
 #include "util/log.h"
+#include "util/text_escape.h"
 
 enum report_format { FMT_TABLE, FMT_CSV, FMT_JSON };
 
@@ -78,20 +80,6 @@ static void usage(FILE *f)
           f);
 }
 
-static int pick(const char *value, const char *const *names, size_t n, const char *what)
-{
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(value, names[i]) == 0)
-            return (int)i;
-    char choices[256] = "";
-    for (size_t i = 0; i < n; i++) {
-        strlcat(choices, i ? ", " : "one of ", sizeof(choices));
-        strlcat(choices, names[i], sizeof(choices));
-    }
-    err_hint(choices, "%s '%s': unknown %s", what, value, what + 2);
-    return -1;
-}
-
 enum { OPT_HIST = 0x600, OPT_SRCLINE };
 
 static int parse_args(int argc, char **argv, struct report_cli *cli)
@@ -116,12 +104,12 @@ static int parse_args(int argc, char **argv, struct report_cli *cli)
             continue;
         switch (c) {
         case 's':
-            if ((v = pick(optarg, sort_names, 7, "--sort key")) < 0)
+            if ((v = cli_choice("--sort", optarg, sort_names, 7)) < 0)
                 return -1;
             cli->sort = (enum sort_key)v;
             break;
         case 'f':
-            if ((v = pick(optarg, format_names, 3, "--format format")) < 0)
+            if ((v = cli_choice("--format", optarg, format_names, 3)) < 0)
                 return -1;
             cli->format = (enum report_format)v;
             break;
@@ -225,10 +213,10 @@ static void print_table(struct report_ctx *rc, const struct report_row *rows, si
                duration_format(t[0], 32, s->total_ns), duration_format(t[1], 32, s->self_ns),
                duration_format(t[2], 32, avg_of(s)), duration_format(t[3], 32, s->min_ns),
                duration_format(t[4], 32, s->max_ns));
-        cli_put_name(stdout, rows[i].name);
+        fputs_name(rows[i].name, stdout);
         if (images) {
             fputs(" [", stdout);
-            cli_put_name(stdout, base_name(replay_sym_image(&p->replay, rows[i].sym)));
+            fputs_name(base_name(replay_sym_image(&p->replay, rows[i].sym)), stdout);
             putchar(']');
         }
         if (s->unfinished)
@@ -240,18 +228,6 @@ static void print_table(struct report_ctx *rc, const struct report_row *rows, si
             cli_put_srcline(stdout, " at ", &where, "");
         putchar('\n');
     }
-}
-
-/* RFC 4180: C++ names hold commas. */
-static void put_csv_field(const char *s)
-{
-    putchar('"');
-    for (; *s; s++) {
-        if (*s == '"')
-            putchar('"');
-        putchar(*s);
-    }
-    putchar('"');
 }
 
 static int64_t percentile_of(const struct profile *p, uint32_t sym, double pct)
@@ -267,9 +243,9 @@ static void print_csv(struct report_ctx *rc, const struct report_row *rows, size
            rc->cli->srcline ? ",file,line" : "");
     for (size_t i = 0; i < n; i++) {
         const struct func_stats *s = rows[i].s;
-        put_csv_field(rows[i].name);
+        cli_put_csv_field(rows[i].name);
         putchar(',');
-        put_csv_field(replay_sym_image(&p->replay, rows[i].sym));
+        cli_put_csv_field(replay_sym_image(&p->replay, rows[i].sym));
         printf(",%llu,%lld,%lld,%lld,%lld,%lld,%llu,%lld,%lld,%lld", (unsigned long long)s->calls,
                (long long)s->total_ns, (long long)s->self_ns, (long long)avg_of(s),
                (long long)s->min_ns, (long long)s->max_ns, (unsigned long long)s->unfinished,
@@ -280,26 +256,13 @@ static void print_csv(struct report_ctx *rc, const struct report_row *rows, size
         struct source_line where;
         if (srcline_of(rc, rows[i].sym, &where)) {
             putchar(',');
-            put_csv_field(where.file);
+            cli_put_csv_field(where.file);
             printf(",%u", where.line);
         } else if (rc->cli->srcline) {
             fputs(",,", stdout);
         }
         putchar('\n');
     }
-}
-
-static int put_json(cJSON *root)
-{
-    char *text = cJSON_Print(root);
-    cJSON_Delete(root);
-    if (!text) {
-        err_msg("out of memory");
-        return -1;
-    }
-    puts(text);
-    free(text);
-    return 0;
 }
 
 static cJSON *json_head(const struct profile *p, const char *run)
@@ -341,13 +304,19 @@ static int print_json(struct report_ctx *rc, const char *run, const struct repor
             cJSON_AddNumberToObject(o, "line", where.line);
         }
     }
-    return put_json(root);
+    return cli_put_json(root);
 }
 
-/* --hist: does sym's function answer to FUNC, by name or as a glob? */
+/* --hist: does sym's function answer to FUNC, by name (as it is or as report prints it) or as a
+ * glob? */
 static bool hist_wanted(const struct report_cli *cli, const char *name)
 {
-    return strcmp(name, cli->hist) == 0 || fnmatch(cli->hist, name, 0) == 0;
+    if (strcmp(name, cli->hist) == 0 || fnmatch(cli->hist, name, 0) == 0)
+        return true;
+    char *shown = text_escape_dup(name, TEXT_NAME); /* FUNC as report prints it */
+    bool same = shown && strcmp(shown, cli->hist) == 0;
+    free(shown);
+    return same;
 }
 
 /* bpftrace's bucket bounds: 512, 1K, 2M... (powers of 1024 named). */
@@ -375,7 +344,7 @@ static void print_hist_table(const struct replay *r, uint32_t sym, const struct 
     latency_log2_counts(h, counts, &first, &last);
     for (unsigned k = first; k <= last; k++)
         most = counts[k] > most ? counts[k] : most;
-    cli_put_name(stdout, replay_sym(r, sym)->name);
+    fputs_name(replay_sym(r, sym)->name, stdout);
     printf(": %llu calls, their durations in ns\n", (unsigned long long)h->count);
     for (unsigned k = first; k <= last; k++) {
         char lo[24], hi[24], label[56];
@@ -402,7 +371,7 @@ static void print_hist_csv(const struct replay *r, uint32_t sym, const struct la
     unsigned first, last;
     latency_log2_counts(h, counts, &first, &last);
     for (unsigned k = first; k <= last; k++) {
-        put_csv_field(replay_sym(r, sym)->name);
+        cli_put_csv_field(replay_sym(r, sym)->name);
         printf(",%llu,%llu,%llu\n", (unsigned long long)latency_log2_low(k),
                (unsigned long long)latency_log2_low(k + 1), (unsigned long long)counts[k]);
     }
@@ -464,7 +433,7 @@ static int print_hists(struct report_ctx *rc, const char *run, const struct repo
                  "--hist '%s': no function of that name made a call in %s", rc->cli->hist, run);
         return -1;
     }
-    return root ? put_json(root) : 0;
+    return root ? cli_put_json(root) : 0;
 }
 
 static int print_report(struct report_ctx *rc, const char *run)

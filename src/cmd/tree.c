@@ -16,17 +16,18 @@
 #include "analysis/replay.h"
 #include "analysis/run_select.h"
 #include "analysis/source_file.h"
+#include "analysis/sym_filter.h"
 #include "cmd/cli_util.h"
 #include "record/clock.h"
 #include "cmd/commands.h"
 #include "output/call_values.h"
 #include "util/duration.h"
 #include "util/log.h"
+#include "util/text_escape.h"
 
 struct tree_cli {
     const char *run;
-    uint32_t tid;       /* 0: all */
-    uint32_t max_depth; /* 0: any */
+    struct profile_filter filter; /* -F, -N, -D, --tid */
     bool srcline;
 };
 
@@ -39,12 +40,16 @@ struct tree_thread {
 
 struct tree_ctx {
     const struct tree_cli *cli;
+    struct sym_filter names;      /* -F, -N */
+    bool saw_tid;                 /* --tid: that thread made calls */
     struct tree_thread **threads; /* in order of first call */
     size_t nthreads;
     bool write_failed;
     bool breakpoint_shown;       /* a call of a function marked breakpoint was printed */
     struct run_funcs *funcs;     /* names and DWARF, to format captured values */
     struct source_files sources; /* --srcline */
+    char **names_shown;          /* by symbol: its name escaped for text output, once */
+    size_t nnames_shown;
 };
 
 static void usage(FILE *f)
@@ -53,11 +58,15 @@ static void usage(FILE *f)
           "Each thread's calls in RUN (default: the newest run directory here) as an indented\n"
           "tree with the duration of each call, in the order they happened.\n"
           "\n"
-          "  -t, --tid TID    only thread TID\n"
-          "  -D, --depth N    only calls at most N deep (1: the outermost calls)\n"
-          "      --srcline    where each function is defined, \"/* file:line */\" after its\n"
-          "                   call (from DWARF)\n"
-          "  -h, --help       show this help\n",
+          "\n",
+          f);
+    fputs(CLI_FILTER_HELP, f);
+    fputs("      --srcline       where each function is defined, \"/* file:line */\" after its\n"
+          "                      call (from DWARF)\n"
+          "  -h, --help          show this help\n"
+          "\n"
+          "A call of a left-out function is not shown; the calls it made are shown under its\n"
+          "nearest shown caller.\n",
           f);
 }
 
@@ -66,27 +75,20 @@ enum { OPT_SRCLINE = 0x900 };
 static int parse_args(int argc, char **argv, struct tree_cli *cli)
 {
     static const struct option longopts[] = {
-        {"tid", required_argument, NULL, 't'},
-        {"depth", required_argument, NULL, 'D'},
+        CLI_FILTER_LONG_OPTIONS,
         {"srcline", no_argument, NULL, OPT_SRCLINE},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     int c;
-    long long n;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":t:D:h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":" CLI_FILTER_OPTS "h", longopts, NULL)) != -1) {
+        int taken = cli_filter_option(&cli->filter, c, optarg);
+        if (taken < 0)
+            return -1;
+        if (taken)
+            continue;
         switch (c) {
-        case 't':
-            if (cli_number("--tid", optarg, 1, UINT32_MAX, &n) < 0)
-                return -1;
-            cli->tid = (uint32_t)n;
-            break;
-        case 'D':
-            if (cli_number("--depth", optarg, 1, UINT32_MAX, &n) < 0)
-                return -1;
-            cli->max_depth = (uint32_t)n;
-            break;
         case OPT_SRCLINE:
             cli->srcline = true;
             break;
@@ -146,10 +148,42 @@ static void put_indent(FILE *out, size_t depth)
         fputs("  ", out);
 }
 
-static bool shown(const struct tree_ctx *tc, const struct call_thread *t, size_t depth)
+/* frame->user: the number of shown calls at or above this one (its line's depth when it is
+ * shown), with FRAME_SHOWN when it is: a left-out call's callees hang from its nearest shown
+ * caller. */
+#define FRAME_SHOWN 0x80000000u
+#define SHOWN_DEPTH(user) ((user) & ~FRAME_SHOWN)
+
+static bool shown(const struct call_frame *f)
 {
-    return (!tc->cli->tid || t->tid == tc->cli->tid) &&
-           (!tc->cli->max_depth || depth <= tc->cli->max_depth);
+    return f->user & FRAME_SHOWN;
+}
+
+/* Sets f->user (f: the innermost call of t). Returns -1 when out of memory. */
+static int decide_frame(struct tree_ctx *tc, const struct replay *r, const struct call_thread *t,
+                        struct call_frame *f)
+{
+    const struct profile_filter *filter = &tc->cli->filter;
+    uint32_t above = t->depth > 1 ? SHOWN_DEPTH(f[-1].user) : 0;
+    f->user = above;
+    if (filter->tid && t->tid != filter->tid)
+        return 0;
+    tc->saw_tid = true;
+    if (filter->max_depth && t->depth > filter->max_depth)
+        return 0;
+    int kept = sym_filter_keeps(&tc->names, f->sym, replay_sym(r, f->sym)->name);
+    if (kept > 0)
+        f->user = (above + 1) | FRAME_SHOWN;
+    return kept < 0 ? -1 : 0;
+}
+
+/* The nearest shown call above f, which is open. */
+static struct call_frame *shown_caller(const struct call_thread *t, struct call_frame *f)
+{
+    while (--f >= t->stack)
+        if (shown(f))
+            return f;
+    return NULL;
 }
 
 /* "(a=1, b=2)", and " = 3" when with_result and there is one; "()" without captured values. */
@@ -162,12 +196,18 @@ static void put_values(const struct tree_ctx *tc, struct tree_thread *tt,
                                                   with_result ? f->ret : NULL, &cv) == 0;
     if (with_args) {
         putc('(', tt->out);
-        for (size_t i = 0; ok && i < cv.nargs; i++)
-            fprintf(tt->out, "%s%s=%s", i ? ", " : "", cv.args[i].name, cv.args[i].value);
+        for (size_t i = 0; ok && i < cv.nargs; i++) {
+            fputs(i ? ", " : "", tt->out);
+            fputs_name(cv.args[i].name, tt->out);
+            putc('=', tt->out);
+            fputs_escaped(cv.args[i].value, tt->out, TEXT_VALUE);
+        }
         putc(')', tt->out);
     }
-    if (ok && with_result && cv.has_result)
-        fprintf(tt->out, " = %s", cv.result.value);
+    if (ok && with_result && cv.has_result) {
+        fputs(" = ", tt->out);
+        fputs_escaped(cv.result.value, tt->out, TEXT_VALUE);
+    }
     call_values_free(&cv);
 }
 
@@ -179,13 +219,34 @@ static void put_srcline(struct tree_ctx *tc, FILE *out, const struct replay *r, 
         cli_put_srcline(out, " /* ", &where, " */");
 }
 
+/* sym's name as text output shows it (util/text_escape.h), escaped once per function: tree
+ * prints a line per call. */
+static void put_name(struct tree_ctx *tc, FILE *out, const struct replay *r, uint32_t sym)
+{
+    if (sym >= tc->nnames_shown) {
+        size_t n = r->nsyms > sym ? r->nsyms : (size_t)sym + 1;
+        char **grown = reallocarray(tc->names_shown, n, sizeof(*grown));
+        if (grown) {
+            memset(grown + tc->nnames_shown, 0, (n - tc->nnames_shown) * sizeof(*grown));
+            tc->names_shown = grown;
+            tc->nnames_shown = n;
+        }
+    }
+    if (sym < tc->nnames_shown && !tc->names_shown[sym])
+        tc->names_shown[sym] = text_escape_dup(replay_sym(r, sym)->name, TEXT_NAME);
+    if (sym < tc->nnames_shown && tc->names_shown[sym])
+        fputs(tc->names_shown[sym], out);
+    else /* out of memory: escaped each time */
+        fputs_name(replay_sym(r, sym)->name, out);
+}
+
 /* The pending call has a child: it opens a block. */
 static void flush_opener(struct tree_ctx *tc, struct tree_thread *tt, const struct replay *r,
                          const struct call_frame *f, size_t depth)
 {
     fprintf(tt->out, "%12s  ", "");
     put_indent(tt->out, depth);
-    fputs(replay_sym(r, f->sym)->name, tt->out);
+    put_name(tc, tt->out, r, f->sym);
     put_values(tc, tt, f, true, false);
     fputs(" {", tt->out);
     put_srcline(tc, tt->out, r, f->sym);
@@ -196,13 +257,16 @@ static void flush_opener(struct tree_ctx *tc, struct tree_thread *tt, const stru
 static int on_enter(void *ctx, struct replay *r, struct call_thread *t, struct call_frame *f)
 {
     struct tree_ctx *tc = ctx;
-    if (!shown(tc, t, t->depth))
+    if (decide_frame(tc, r, t, f) < 0)
+        return -1;
+    if (!shown(f))
         return 0;
     struct tree_thread *tt = tree_thread_of(tc, t);
     if (!tt)
         return -1;
-    if (tt->pending)
-        flush_opener(tc, tt, r, f - 1, t->depth - 1);
+    struct call_frame *caller = tt->pending ? shown_caller(t, f) : NULL;
+    if (caller)
+        flush_opener(tc, tt, r, caller, SHOWN_DEPTH(caller->user));
     tt->pending = true;
     return 0;
 }
@@ -219,9 +283,8 @@ static int on_record(void *ctx, struct replay *r, const struct rec_hdr *h)
 static int keep_values(void *ctx, struct replay *r, struct call_thread *t, struct call_frame *f,
                        const struct rec_hdr *h)
 {
-    struct tree_ctx *tc = ctx;
-    (void)r, (void)f, (void)h;
-    return t->user && shown(tc, t, t->depth);
+    (void)ctx, (void)r, (void)h;
+    return t->user && shown(f);
 }
 
 static void put_marks(FILE *out, unsigned flags)
@@ -238,21 +301,22 @@ static int on_exit_call(void *ctx, struct replay *r, const struct call_done *c)
 {
     struct tree_ctx *tc = ctx;
     struct tree_thread *tt = c->thread->user;
-    if (!shown(tc, c->thread, c->depth) || !tt)
+    if (!shown(c->frame) || !tt)
         return 0;
     char dur[32];
     fprintf(tt->out, "%12s  ", duration_format(dur, sizeof(dur), c->total_ns));
-    put_indent(tt->out, c->depth);
-    const char *name = replay_sym(r, c->frame->sym)->name;
+    put_indent(tt->out, SHOWN_DEPTH(c->frame->user));
     bool leaf = tt->pending;
     if (leaf) {
-        fputs(name, tt->out);
+        put_name(tc, tt->out, r, c->frame->sym);
         put_values(tc, tt, c->frame, true, true);
         putc(';', tt->out);
     } else {
         putc('}', tt->out);
         put_values(tc, tt, c->frame, false, true);
-        fprintf(tt->out, " /* %s */", name);
+        fputs(" /* ", tt->out);
+        put_name(tc, tt->out, r, c->frame->sym);
+        fputs(" */", tt->out);
     }
     put_marks(tt->out, c->flags);
     if (run_funcs_by_breakpoint(tc->funcs, c->frame->func)) { /* this process's function */
@@ -293,6 +357,9 @@ static int finish(struct tree_ctx *tc)
         free(tt);
     }
     free(tc->threads);
+    for (size_t i = 0; i < tc->nnames_shown; i++)
+        free(tc->names_shown[i]);
+    free(tc->names_shown);
     if (fflush(stdout) != 0)
         rc = -1;
     if (rc < 0)
@@ -313,8 +380,10 @@ int cmd_tree(int argc, char **argv)
     if (replay_open(&r, record) < 0)
         return 1;
     struct tree_ctx tc = {.cli = &cli, .funcs = run_funcs_new()};
-    if (!tc.funcs) {
-        err_msg("out of memory");
+    if (!tc.funcs || sym_filter_init(&tc.names, &cli.filter) < 0) {
+        if (!tc.funcs)
+            err_msg("out of memory");
+        run_funcs_free(tc.funcs);
         replay_close(&r);
         return 1;
     }
@@ -325,8 +394,12 @@ int cmd_tree(int argc, char **argv)
     source_files_free(&tc.sources);
     if (finish(&tc) < 0)
         rc = -1;
-    if (rc == 0 && cli.tid && !tc.nthreads)
-        rc = cli_missing_tid(&r, run, cli.tid);
+    if (rc == 0 && cli.filter.tid && !tc.saw_tid)
+        rc = cli_missing_tid(&r, run, cli.filter.tid);
+    if (rc == 0)
+        sym_filter_warn_unmatched(&tc.names, &r);
+    sym_filter_free(&tc.names);
+    cli_filter_free(&cli.filter);
     if (rc == 0)
         run_warn_damaged(run, r.damaged);
     if (rc == 0)

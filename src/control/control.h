@@ -16,7 +16,8 @@
  * starts until all of them have ended. */
 int control_run(struct session *s, pid_t pid);
 
-/* The stop loop, until every traced process has ended or, attached, a stop is requested. */
+/* The stop loop, until every traced process has ended or, attached (or by s->leave_signal), a
+ * stop is requested. */
 int control_loop(struct session *s);
 
 /* Attaches to every thread of pid, running, and puts the breakpoints in; on failure prints
@@ -49,8 +50,8 @@ long control_watch_libraries(struct session *s, struct process *p, pid_t via, bo
 /* -l: forgets which libraries p's address space has, so that the next control_watch_libraries
  * traces them all anew (a forked child handed over to the breakpoints). */
 void control_relearn_libraries(struct addrspace *as);
-/* -l: notes which -F/-N patterns match functions of image, for the warning about the patterns
- * that matched nothing in the whole run. */
+/* Notes which -F/-N patterns match functions of image, for the warning about the patterns
+ * that matched nothing in the whole run (-l), and a run that -F left nothing to trace. */
 void control_note_filter_hits(struct session *s, const struct elf_image *image);
 /* A thread passed a BP_HOOK breakpoint at addr (at now): the library list changed, or a library
  * waiting for relocation is ready (libraries.c); struct session: on_hook. */

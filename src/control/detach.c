@@ -5,7 +5,8 @@
  *      gets its program counter back on the breakpoint (the original instruction runs once
  *      restored)
  *   2. step each thread that sits in a scratch page until it is back in the program's code
- *   3. write back the byte under every breakpoint
+ *   3. write back the byte under every breakpoint; unmap calltrace's scratch pages, unless a
+ *      frame may still run there (the inject backend: its region too, tracer/inject/leftovers.h)
  *   4. detach each thread, handing it the signal it was about to receive, if any
  *   5. a vfork parent, which cannot stop while its child runs on its memory, is left out of
  *      1-4; once its child has gone with the others it stops, and goes through 1, 2 and 4
@@ -21,6 +22,8 @@
 #include "arch/x86_64/machine.h"
 #include "remote/memory.h"
 #include "remote/ptrace_stop.h"
+#include "tracer/scratch.h"
+#include "tracer/stack_scan.h"
 #include "util/log.h"
 
 #define MAX_THREADS 65536
@@ -247,6 +250,33 @@ static int restore_bytes(struct process *p)
     return failed;
 }
 
+/* Step 3b: the scratch pages the backend left mapped (the breakpoints' out-of-line copies; the
+ * inject backend unmaps its own with its region) go, unless a frame may still run there: a
+ * signal handler that interrupted an out-of-line copy returns into it (tracer/stack_scan.h). */
+static void release_scratch(struct session *s, struct thread *const *list, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        struct process *p = list[i]->proc;
+        if (!p || !p->as->chunks || p->as->chunks_kept)
+            continue;
+        size_t nchunks = 0;
+        for (const struct scratch_chunk *c = p->as->chunks; c; c = c->next)
+            nchunks++;
+        struct addr_range ranges[nchunks];
+        nchunks = 0;
+        for (const struct scratch_chunk *c = p->as->chunks; c; c = c->next)
+            ranges[nchunks++] = (struct addr_range){c->base, c->base + c->size};
+        struct code_set set = {ranges, nchunks, NULL, 0};
+        struct held_stacks hs;
+        held_stacks_read(s, p->as, list, n, &hs);
+        if (!hs.whole || !hs.via || held_stacks_use(&hs, p->mem_fd, &set, "calltrace's code"))
+            p->as->chunks_kept = true;
+        else if (scratch_release(p, hs.via) < 0)
+            dbg(DBG_ENGINE, 1, "process %d: some of calltrace's pages stay mapped", (int)p->pid);
+        held_stacks_free(&hs);
+    }
+}
+
 /* Step 4: detaches the n threads of list, handing each the signal it was about to receive. */
 static int release_held(struct session *s, struct thread **list, size_t n, uint64_t now)
 {
@@ -276,7 +306,7 @@ int control_detach(struct session *s)
         s->backend->drain(s, false); /* a thread waiting for room in its ring gets it */
     if (step_all_out(s, list, n) < 0)
         rc = -1;
-    if (s->backend->detach && s->backend->detach(s) < 0)
+    if (s->backend->detach && s->backend->detach(s, list, n) < 0)
         rc = -1;
     /* The calls still open end now: after every event the rings held, which the threads wrote
      * while they were being stopped (after the stops above). */
@@ -289,6 +319,7 @@ int control_detach(struct session *s)
             rc = -1;
         }
     }
+    release_scratch(s, list, n);
     if (release_held(s, list, n, now) < 0)
         rc = -1;
     /* Step 5: the vfork parents left out of step 1. Their children went above, with the memory

@@ -121,8 +121,7 @@ long control_trace_executable(struct session *s, struct process *p, pid_t via, b
         p->backend = s->breakpoints;
         traced = p->backend->trace_image(s, p, via, &image, bias);
     }
-    /* after -l or a wrapper, the patterns are checked at the end */
-    control_note_filter_hits(s, &image);
+    control_note_filter_hits(s, &image); /* -F that matched nothing: cmd/record.c */
     if (traced >= 0)
         note_engine(s, p);
     dbg(DBG_ENGINE, 1, "%s: %ld functions traced in process %d", exe, traced, (int)p->pid);

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,6 +66,14 @@ static int script_interpreter(const char *path, char *interp, size_t len)
     p[word] = '\0';
     strlcpy(interp, p, len);
     return 0;
+}
+
+bool launch_findable(const char *program)
+{
+    char path[PATH_MAX];
+    if (strchr(program, '/'))
+        return access(program, X_OK) == 0;
+    return search_path(program, path, sizeof(path)) == 0;
 }
 
 int launch_resolve(const char *program, char *path, size_t pathlen, char *image_path,
@@ -150,7 +159,7 @@ static void raise_fd_limit(void)
     }
 }
 
-pid_t launch_program(const char *path, char *const argv[])
+pid_t launch_program(const char *path, char *const argv[], unsigned long extra_options)
 {
     int go[2], err[2];
     if (pipe2(go, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0) {
@@ -170,7 +179,7 @@ pid_t launch_program(const char *path, char *const argv[])
     close(go[0]);
     close(err[1]);
     raise_fd_limit();
-    int rc = ptrace(PTRACE_SEIZE, pid, 0, TRACE_OPTIONS);
+    int rc = ptrace(PTRACE_SEIZE, pid, 0, TRACE_OPTIONS | extra_options);
     int seize_errno = errno;
     if (write(go[1], "g", 1) < 0 && rc == 0)
         rc = -1;

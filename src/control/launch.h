@@ -16,10 +16,12 @@ int launch_resolve(const char *program, char *path, size_t pathlen, char *image_
  * or system functions)? A wrapper without functions of its own (env, nice, sh, runuser) is
  * followed to what it runs; a program that can run nothing else has nothing to follow. */
 bool launch_runs_programs(const char *image_path);
+/* Is there an executable file program names (a path, or a name found in PATH)? Quiet. */
+bool launch_findable(const char *program);
 
 /* Forks and execs path with argv, environment untouched; the child is seized before it execs,
- * with PTRACE_O_EXITKILL so it can never outlive calltrace with breakpoints in it.
- * Returns the child's pid, or -1 after printing why. */
-pid_t launch_program(const char *path, char *const argv[]);
+ * with PTRACE_O_EXITKILL so it can never outlive calltrace with breakpoints in it, and
+ * extra_options (PTRACE_O_*). Returns the child's pid, or -1 after printing why. */
+pid_t launch_program(const char *path, char *const argv[], unsigned long extra_options);
 
 #endif

@@ -204,7 +204,7 @@ int control_loop(struct session *s)
 {
     s->spin_ticks = spin_ticks(s->clock);
     while (s->live_processes > 0) {
-        if (*s->stop_signal && s->attached)
+        if (*s->stop_signal && (s->attached || *s->stop_signal == s->leave_signal))
             return 0; /* the caller detaches, leaving the program running */
         if (*s->stop_signal && !s->killing)
             kill_all(s);

@@ -47,7 +47,7 @@ static bool safe_char(char c)
            c == '-' || c == '.' || c == '+';
 }
 
-void call_dirs_folder_name(const char *name, char *out, size_t outlen)
+void call_dirs_file_name(const char *name, char *out, size_t outlen)
 {
     size_t len = strlen(name);
     bool safe = len && len <= 100 && name[0] != '.';
@@ -67,6 +67,25 @@ void call_dirs_folder_name(const char *name, char *out, size_t outlen)
         clean[n] = safe_char(name[i]) && !(n == 0 && name[i] == '.') ? name[i] : '_';
     clean[n] = '\0';
     snprintf(out, outlen, "%s~%016llx", clean, (unsigned long long)h);
+}
+
+static bool folder_taken(const struct dirs_writer *w, const char *folder)
+{
+    for (size_t i = 0; i < w->ndirs; i++)
+        if (!strcmp(w->dirs[i]->folder, folder))
+            return true;
+    return false;
+}
+
+/* The folder of a new function: two names whose hashes collide (a binary can be made to have
+ * them) get FOLDER and FOLDER~2, ~3..., which no other folder name ends with. */
+static void unique_folder(const struct dirs_writer *w, const char *name, char *out, size_t len)
+{
+    char base[112]; /* a file name is at most 100 bytes: room for ~N */
+    call_dirs_file_name(name, base, sizeof(base));
+    snprintf(out, len, "%s", base);
+    for (unsigned k = 2; folder_taken(w, out); k++)
+        snprintf(out, len, "%s~%u", base, k);
 }
 
 static struct func_dir *dir_of(struct dirs_writer *w, uint32_t func)
@@ -89,7 +108,7 @@ static struct func_dir *dir_of(struct dirs_writer *w, uint32_t func)
         free(d);
         return NULL;
     }
-    call_dirs_folder_name(name, d->folder, sizeof(d->folder));
+    unique_folder(w, name, d->folder, sizeof(d->folder));
     w->dirs[w->ndirs++] = d;
     w->stats->functions++;
     return d;
@@ -128,23 +147,47 @@ static int func_folder(struct dirs_writer *w, struct func_dir *d)
 }
 
 /* Names and types come from the program's symbols and DWARF, any bytes at all, and cJSON writes
- * strings as they are: only valid UTF-8 may go in. */
-static void add_text(cJSON *o, const char *key, const char *text)
+ * strings as they are: json_text_safe makes them valid UTF-8 and safe to `cat`. Consumes doc. */
+static int write_json(struct dirs_writer *w, int dir, const char *name, cJSON *doc)
 {
-    char *valid = json_utf8_copy(text, strlen(text));
-    cJSON_AddStringToObject(o, key, valid ? valid : "");
-    free(valid);
+    char *text = cJSON_Print(doc);
+    cJSON_Delete(doc);
+    char *safe = text ? json_text_safe(text) : NULL;
+    free(text);
+    if (!safe) {
+        errno = ENOMEM;
+        note_error(w);
+        return -1;
+    }
+    write_file(w, dir, name, safe, strlen(safe));
+    free(safe);
+    return 0;
 }
 
 static cJSON *value_json(const struct arg_value *a, const char *bin)
 {
     cJSON *o = cJSON_CreateObject();
-    add_text(o, "name", a->name);
-    add_text(o, "type", a->type);
-    add_text(o, "value", a->value);
+    cJSON_AddStringToObject(o, "name", a->name);
+    cJSON_AddStringToObject(o, "type", a->type);
+    cJSON_AddStringToObject(o, "value", a->value);
     if (bin)
-        add_text(o, "bytes", bin);
+        cJSON_AddStringToObject(o, "bytes", bin);
     return o;
+}
+
+void call_dirs_arg_file_name(const struct call_values *cv, size_t i, char *out, size_t outlen)
+{
+    char safe[128], other[128];
+    call_dirs_file_name(cv->args[i].name, safe, sizeof(safe));
+    bool taken = false;
+    for (size_t j = 0; j < i && !taken; j++) {
+        call_dirs_file_name(cv->args[j].name, other, sizeof(other));
+        taken = cv->args[j].bytes && !strcmp(safe, other);
+    }
+    if (taken)
+        snprintf(out, outlen, "arg_%s~%zu.bin", safe, i + 1);
+    else
+        snprintf(out, outlen, "arg_%s.bin", safe);
 }
 
 /* A call's frame->user is its number: N of its function, 0 when its values are not kept. */
@@ -168,7 +211,7 @@ static void write_call(struct dirs_writer *w, struct func_dir *d, const struct c
         return;
     }
     cJSON *root = cJSON_CreateObject();
-    add_text(root, "function", d->name);
+    cJSON_AddStringToObject(root, "function", d->name);
     cJSON_AddNumberToObject(root, "call", f->user);
     cJSON_AddNumberToObject(root, "pid", call->thread->pid);
     cJSON_AddNumberToObject(root, "tid", call->thread->tid);
@@ -184,25 +227,17 @@ static void write_call(struct dirs_writer *w, struct func_dir *d, const struct c
     for (size_t i = 0; i < cv.nargs; i++) {
         char bin[160] = "";
         if (cv.args[i].bytes) {
-            snprintf(bin, sizeof(bin), "arg_%s.bin", cv.args[i].name);
+            call_dirs_arg_file_name(&cv, i, bin, sizeof(bin));
             write_file(w, dir, bin, cv.args[i].bytes, cv.args[i].nbytes);
         }
         cJSON_AddItemToArray(params, value_json(&cv.args[i], bin[0] ? bin : NULL));
     }
     if (cv.has_result)
         cJSON_AddItemToObject(root, "return", value_json(&cv.result, NULL));
-    char *text = cJSON_Print(root);
-    cJSON_Delete(root);
     call_values_free(&cv);
-    if (text)
-        write_file(w, dir, CALL_JSON_NAME, text, strlen(text));
-    else {
-        errno = ENOMEM;
-        note_error(w);
-    }
-    free(text);
+    int written = write_json(w, dir, CALL_JSON_NAME, root);
     close(dir);
-    if (!text)
+    if (written < 0)
         return;
     d->folders++;
     w->stats->folders++;
@@ -254,19 +289,13 @@ static void write_index(struct dirs_writer *w)
     cJSON *funcs = cJSON_AddArrayToObject(root, "functions");
     for (size_t i = 0; i < w->ndirs; i++) {
         cJSON *f = cJSON_CreateObject();
-        add_text(f, "name", w->dirs[i]->name);
-        add_text(f, "folder", w->dirs[i]->folder);
+        cJSON_AddStringToObject(f, "name", w->dirs[i]->name);
+        cJSON_AddStringToObject(f, "folder", w->dirs[i]->folder);
         cJSON_AddNumberToObject(f, "calls", w->dirs[i]->calls);
         cJSON_AddNumberToObject(f, "folders", w->dirs[i]->folders);
         cJSON_AddItemToArray(funcs, f);
     }
-    char *text = cJSON_Print(root);
-    cJSON_Delete(root);
-    if (text)
-        write_file(w, w->root, CALL_DIRS_INDEX, text, strlen(text));
-    else
-        note_error(w);
-    free(text);
+    write_json(w, w->root, CALL_DIRS_INDEX, root);
 }
 
 static void free_writer(struct dirs_writer *w)
@@ -363,14 +392,14 @@ int call_dirs_export(const struct run_dir *run, unsigned max_dirs, struct call_d
 void call_dirs_print_summary(const char *run, const struct call_dirs_stats *stats,
                              unsigned max_dirs)
 {
-    fprintf(stderr, "calltrace: arguments of %llu calls of %llu functions in %s/%s",
-            (unsigned long long)stats->calls, (unsigned long long)stats->functions, run,
-            CALL_DIRS_NAME);
+    char capped[160] = "";
     if (stats->capped)
-        fprintf(stderr,
-                "; %llu function%s had more calls than --max-call-dirs %u: the "
-                "folders hold their first %u, the trace all of them",
-                (unsigned long long)stats->capped, stats->capped == 1 ? "" : "s", max_dirs,
-                max_dirs);
-    fputc('\n', stderr);
+        snprintf(capped, sizeof(capped),
+                 "; %llu function%s had more calls than --max-call-dirs %u: the folders hold "
+                 "their first %u, the trace all of them",
+                 (unsigned long long)stats->capped, stats->capped == 1 ? "" : "s", max_dirs,
+                 max_dirs);
+    note_msg("arguments of %llu calls of %llu functions in %s/%s%s",
+             (unsigned long long)stats->calls, (unsigned long long)stats->functions, run,
+             CALL_DIRS_NAME, capped);
 }

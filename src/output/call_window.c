@@ -107,7 +107,7 @@ static int window_time(const char *opt, const char *arg, int64_t *ns)
 {
     uint64_t v;
     if (duration_parse(arg, &v) < 0) {
-        err_hint("give a time from the run's start with a unit: 1.5s, 250ms, 40us",
+        err_hint("give a time from the run's start: 1.5s, 250ms, 40us, 2 (seconds)",
                  "%s %s: not a time", opt, arg);
         return -1;
     }

@@ -49,6 +49,7 @@ enum {
     {"tid", required_argument, NULL, WINDOW_OPT_TID},              \
     {"max-calls", required_argument, NULL, WINDOW_OPT_MAX_CALLS},  \
     {"filter", required_argument, NULL, 'F'},                      \
+    {"include", required_argument, NULL, 'F'}, /* as the readers spell it */ \
     {"exclude", required_argument, NULL, 'N'}
 /* clang-format on */
 

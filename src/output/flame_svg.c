@@ -1,10 +1,12 @@
 #include "output/flame_svg.h"
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "util/duration.h"
 #include "util/log.h"
+#include "util/text_escape.h"
 #include "util/utf8.h"
 
 #define SVG_WIDTH 1200
@@ -15,15 +17,15 @@
 #define MIN_FRAME_PX 0.1 /* narrower frames are left out, as flamegraph.pl does */
 #define CHAR_PX 7        /* about the width of a 12 px monospace character */
 
-/* Text of the traced program inside XML: markup escaped, control bytes (which XML 1.0 cannot
- * carry even escaped) shown as '?', invalid UTF-8 as U+FFFD. */
-static void put_xml_text(FILE *out, const char *s, size_t max_chars)
+/* Escaped text (util/text_escape.h: valid UTF-8 without a control byte, which XML 1.0 cannot
+ * carry even escaped) inside XML, its markup escaped; at most max_chars characters. */
+static void put_xml_escaped(FILE *out, const char *shown, size_t max_chars)
 {
-    const unsigned char *p = (const unsigned char *)s;
-    size_t left = strlen(s), chars = 0;
+    const unsigned char *p = (const unsigned char *)shown;
+    size_t left = strlen(shown), chars = 0;
     while (left && chars < max_chars) {
         size_t len = utf8_valid_len(p, left);
-        if (!len) {
+        if (!len) { /* not from text_escape */
             fputs("\xef\xbf\xbd", out);
             len = 1;
         } else if (*p == '&') {
@@ -34,8 +36,6 @@ static void put_xml_text(FILE *out, const char *s, size_t max_chars)
             fputs("&gt;", out);
         } else if (*p == '"') {
             fputs("&quot;", out);
-        } else if (*p < 0x20 || *p == 0x7f) {
-            putc('?', out);
         } else {
             fwrite(p, 1, len, out);
         }
@@ -43,6 +43,15 @@ static void put_xml_text(FILE *out, const char *s, size_t max_chars)
         left -= len;
         chars++;
     }
+}
+
+/* Text of the traced program inside XML: shown as text output shows it, so that the graph's
+ * labels read as report's lines. */
+static void put_xml_text(FILE *out, const char *s)
+{
+    char *shown = text_escape_dup(s, TEXT_NAME);
+    put_xml_escaped(out, shown ? shown : "?", SIZE_MAX);
+    free(shown);
 }
 
 static size_t utf8_chars(const char *s)
@@ -59,12 +68,15 @@ static void put_label(FILE *out, const char *name, double w)
     long fit = (long)((w - 6) / CHAR_PX);
     if (fit < 3)
         return;
-    if (utf8_chars(name) <= (size_t)fit) {
-        put_xml_text(out, name, SIZE_MAX);
-        return;
+    char *shown = text_escape_dup(name, TEXT_NAME);
+    const char *text = shown ? shown : "?";
+    if (utf8_chars(text) <= (size_t)fit) {
+        put_xml_escaped(out, text, SIZE_MAX);
+    } else {
+        put_xml_escaped(out, text, (size_t)fit - 2);
+        fputs("..", out);
     }
-    put_xml_text(out, name, (size_t)fit - 2);
-    fputs("..", out);
+    free(shown);
 }
 
 /* Warm colours, the same for the same name in every graph (a hash, not the order). */
@@ -109,7 +121,7 @@ static void put_frame(struct svg_ctx *sc, uint32_t n)
     FILE *out = sc->out;
     fprintf(out, "<g class=\"f\" data-x=\"%llu\" data-w=\"%llu\" data-d=\"%u\"><title>",
             (unsigned long long)f->x[n], (unsigned long long)f->subtree[n], node->depth);
-    put_xml_text(out, name, SIZE_MAX);
+    put_xml_text(out, name);
     fputs("&#10;", out);
     if (n != CALL_TREE_ROOT && !(node->sym & CALL_TREE_THREAD))
         fprintf(out, "%llu call%s, ", (unsigned long long)node->calls, node->calls == 1 ? "" : "s");
@@ -237,9 +249,9 @@ static void put_head(struct svg_ctx *sc, const struct flame_svg_options *opts)
             "<rect x=\"0\" y=\"0\" width=\"100%%\" height=\"100%%\" fill=\"rgb(250,250,238)\"/>\n"
             "<text id=\"title\" x=\"%d\" y=\"24\" text-anchor=\"middle\">",
             SVG_WIDTH, sc->height, SVG_WIDTH, sc->height, SVG_WIDTH / 2);
-    put_xml_text(out, opts->title ? opts->title : "Flame graph", SIZE_MAX);
+    put_xml_text(out, opts->title ? opts->title : "Flame graph");
     fprintf(out, "</text>\n<text x=\"%d\" y=\"44\" text-anchor=\"middle\">", SVG_WIDTH / 2);
-    put_xml_text(out, opts->subtitle ? opts->subtitle : "", SIZE_MAX);
+    put_xml_text(out, opts->subtitle ? opts->subtitle : "");
     fprintf(out,
             "</text>\n"
             "<text id=\"unzoom\" x=\"%d\" y=\"24\" style=\"opacity: 0\">Reset zoom</text>\n"

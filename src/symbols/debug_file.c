@@ -1,21 +1,17 @@
 #include "symbols/debug_file.h"
 
-#include <elfutils/libdwelf.h>
+#include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
-#include <libgen.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include "util/log.h"
 
-#define DEBUG_ROOT "/usr/lib/debug"
+#define DEFAULT_DEBUG_DIRS "/usr/lib/debug"
 
 int elf_has_section_type(Elf *elf, unsigned type)
 {
@@ -27,102 +23,95 @@ int elf_has_section_type(Elf *elf, unsigned type)
     return 0;
 }
 
-/* Is the file at candidate a debug file with this build ID? */
-static bool build_id_matches(const char *candidate, const void *id, size_t len)
+char *debug_file_search_path(void)
 {
-    int fd = open(candidate, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return false;
-    Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-    const void *other = NULL;
-    ssize_t olen = elf ? dwelf_elf_gnu_build_id(elf, &other) : -1;
-    bool same = olen == (ssize_t)len && memcmp(other, id, len) == 0;
-    if (elf)
-        elf_end(elf);
-    close(fd);
-    return same;
+    const char *dirs = getenv(DEBUG_DIRS_ENV);
+    char *path = NULL;
+    /* "": the file's own directory; ".debug": below it; absolute: build IDs, and names below */
+    if (asprintf(&path, ":.debug:%s", dirs ? dirs : DEFAULT_DEBUG_DIRS) < 0)
+        return NULL;
+    return path;
 }
 
-static char *by_build_id(Elf *elf)
+/* mod's debug file as libdwfl reads its symbol table (a debug file may hold one alone), opened
+ * here by its name; -1 when libdwfl found none, or one without a name (from debuginfod). */
+static int find_symbols(Dwfl_Module *mod, struct debug_file *df)
 {
-    const void *id = NULL;
-    ssize_t len = dwelf_elf_gnu_build_id(elf, &id);
-    if (len < 2)
-        return NULL;
-    const unsigned char *b = id;
-    char hex[2 * 64 + 1];
-    if ((size_t)len > 64)
-        return NULL;
-    for (ssize_t i = 0; i < len; i++)
-        snprintf(hex + 2 * i, 3, "%02x", b[i]);
-    char *candidate = NULL;
-    if (asprintf(&candidate, DEBUG_ROOT "/.build-id/%.2s/%s.debug", hex, hex + 2) < 0)
-        return NULL;
-    if (build_id_matches(candidate, id, (size_t)len))
-        return candidate;
-    free(candidate);
-    return NULL;
-}
-
-/* The CRC-32 that .gnu_debuglink records, the same as zlib's. */
-static bool crc_matches(int fd, GElf_Word want)
-{
-    unsigned char buf[65536];
-    uLong crc = crc32(0, Z_NULL, 0);
-    ssize_t n;
-    while ((n = read(fd, buf, sizeof(buf))) > 0)
-        crc = crc32(crc, buf, (uInt)n);
-    return n == 0 && (GElf_Word)crc == want;
-}
-
-/* Is candidate the debug file we want: not path itself, and with the recorded CRC? */
-static bool debuglink_matches(const char *candidate, const struct stat *self, GElf_Word crc)
-{
-    int fd = open(candidate, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return false;
-    struct stat st;
-    bool ok = fstat(fd, &st) == 0 && !(st.st_dev == self->st_dev && st.st_ino == self->st_ino);
-    if (ok && !crc_matches(fd, crc)) {
-        dbg(DBG_SYMBOLS, 1, "%s: not the debug file wanted (CRC differs): ignored", candidate);
-        ok = false;
+    const char *name = NULL;
+    dwfl_module_getsymtab(mod);
+    dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, &name);
+    if (!name)
+        return -1;
+    df->fd = open(name, O_RDONLY | O_CLOEXEC);
+    if (df->fd < 0) {
+        err_msg("%s: %s", name, strerror(errno));
+        return -1;
     }
-    close(fd);
-    return ok;
+    df->elf = elf_begin(df->fd, ELF_C_READ_MMAP, NULL);
+    df->name = strdup(name);
+    return df->elf && df->name ? 0 : -1;
 }
 
-static char *by_debuglink(Elf *elf, const char *path)
+/* mod's debug file as libdwfl reads its DWARF (the Elf then is libdwfl's). */
+static int find_dwarf(Dwfl_Module *mod, struct debug_file *df)
 {
-    GElf_Word crc;
-    const char *name = dwelf_elf_gnu_debuglink(elf, &crc);
-    struct stat self;
-    if (!name || !*name || strchr(name, '/') || stat(path, &self) < 0)
-        return NULL;
+    Dwarf_Addr bias;
+    const char *name = NULL;
+    Dwarf *dwarf = dwfl_module_getdwarf(mod, &bias);
+    dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, &name);
+    if (!dwarf || (!name && !getenv("DEBUGINFOD_URLS")))
+        return -1;
+    df->elf = dwarf_getelf(dwarf);
+    df->name = strdup(name ? name : "(from debuginfod)");
+    return df->elf && df->name ? 0 : -1;
+}
+
+int debug_file_open(const char *path, enum debug_want want, struct debug_file *df)
+{
+    *df = (struct debug_file){.fd = -1};
+    /* the file's own directory is where a debug link is looked for first: /proc/PID/exe's is
+     * not the program's */
     char *real = realpath(path, NULL);
-    if (!real)
-        return NULL;
-    const char *dir = dirname(real);
-    const char *const formats[] = {"%s/%s", "%s/.debug/%s", DEBUG_ROOT "%s/%s"};
-    char *found = NULL;
-    for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]) && !found; i++) {
-        char *candidate = NULL;
-        if (asprintf(&candidate, formats[i], dir, name) < 0)
-            break;
-        if (debuglink_matches(candidate, &self, crc))
-            found = candidate;
-        else
-            free(candidate);
-    }
+    df->search = debug_file_search_path();
+    df->callbacks = (Dwfl_Callbacks){
+        .find_elf = dwfl_build_id_find_elf,
+        .find_debuginfo = dwfl_standard_find_debuginfo,
+        .section_address = dwfl_offline_section_address,
+        .debuginfo_path = &df->search,
+    };
+    df->dwfl = real && df->search ? dwfl_begin(&df->callbacks) : NULL;
+    Dwfl_Module *mod = df->dwfl ? dwfl_report_offline(df->dwfl, real, real, -1) : NULL;
+    if (df->dwfl)
+        dwfl_report_end(df->dwfl, NULL, NULL);
+    /* reading only the symbol table is several times cheaper (libc: DWARF's headers) */
+    int rc = -1;
+    if (mod && want == DEBUG_SYMBOLS)
+        rc = find_symbols(mod, df);
+    if (mod && rc < 0)
+        rc = find_dwarf(mod, df);
+    if (rc == 0)
+        dbg(DBG_SYMBOLS, 1, "%s: debug file %s", path, df->name);
+    else
+        dbg(DBG_SYMBOLS, 1,
+            "%s: no debug file (by build ID and .gnu_debuglink in \"%s\"%s): its functions "
+            "come from its own tables",
+            path, df->search ? df->search : "",
+            getenv("DEBUGINFOD_URLS") ? " and from debuginfod" : "");
     free(real);
-    return found;
+    if (rc < 0)
+        debug_file_close(df);
+    return rc;
 }
 
-char *debug_file_find(Elf *elf, const char *path)
+void debug_file_close(struct debug_file *df)
 {
-    char *found = by_build_id(elf);
-    if (!found)
-        found = by_debuglink(elf, path);
-    if (found)
-        dbg(DBG_SYMBOLS, 1, "%s: debug file %s", path, found);
-    return found;
+    if (df->fd >= 0 && df->elf)
+        elf_end(df->elf);
+    if (df->fd >= 0)
+        close(df->fd);
+    if (df->dwfl) /* the session's Elf handles and descriptors with it */
+        dwfl_end(df->dwfl);
+    free(df->name);
+    free(df->search);
+    *df = (struct debug_file){.fd = -1};
 }

@@ -24,11 +24,12 @@ struct elf_sym {
 
 struct dwarf_sigs {
     int fd;
-    Elf *elf;
-    Dwarf *dwarf;          /* NULL: no debug information */
-    struct addr_map types; /* DIE offset + 1 -> struct ctype */
-    struct addr_map sigs;  /* function address + 1 -> struct func_sig, or &no_sig */
-    void **owned;          /* every allocation, freed at close */
+    Elf *elf;                /* the file's, or its debug file's (debug.elf) */
+    struct debug_file debug; /* .dwfl: elf is the debug file's */
+    Dwarf *dwarf;            /* NULL: no debug information */
+    struct addr_map types;   /* DIE offset + 1 -> struct ctype */
+    struct addr_map sigs;    /* function address + 1 -> struct func_sig, or &no_sig */
+    void **owned;            /* every allocation, freed at close */
     size_t nowned, capowned;
     struct elf_sym *syms;
     size_t nsyms;
@@ -634,22 +635,15 @@ bool dwarf_sigs_has_function(const struct dwarf_sigs *d, uint64_t addr, const ch
 /* A stripped program's DWARF and symbol table are in its debug file: read both from there. */
 static void use_debug_file(struct dwarf_sigs *d, const char *path)
 {
-    char *found = debug_file_find(d->elf, path);
-    int fd = found ? open(found, O_RDONLY | O_CLOEXEC) : -1;
-    free(found);
-    Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
-    Dwarf *dwarf = elf ? dwarf_begin_elf(elf, DWARF_C_READ, NULL) : NULL;
+    if (debug_file_open(path, DEBUG_DWARF, &d->debug) < 0)
+        return;
+    Dwarf *dwarf = dwarf_begin_elf(d->debug.elf, DWARF_C_READ, NULL);
     if (!dwarf) {
-        if (elf)
-            elf_end(elf);
-        if (fd >= 0)
-            close(fd);
+        debug_file_close(&d->debug);
         return;
     }
     elf_end(d->elf);
-    close(d->fd);
-    d->fd = fd;
-    d->elf = elf;
+    d->elf = d->debug.elf;
     d->dwarf = dwarf;
 }
 
@@ -658,6 +652,7 @@ struct dwarf_sigs *dwarf_sigs_open(const char *path)
     struct dwarf_sigs *d = calloc(1, sizeof(*d));
     if (!d)
         return NULL;
+    d->debug.fd = -1;
     elf_version(EV_CURRENT);
     d->fd = open(path, O_RDONLY | O_CLOEXEC);
     if (d->fd < 0 || !(d->elf = elf_begin(d->fd, ELF_C_READ_MMAP, NULL)) ||
@@ -687,8 +682,9 @@ void dwarf_sigs_close(struct dwarf_sigs *d)
     addr_map_free(&d->sigs);
     if (d->dwarf)
         dwarf_end(d->dwarf);
-    if (d->elf)
+    if (d->elf && d->elf != d->debug.elf)
         elf_end(d->elf);
+    debug_file_close(&d->debug);
     if (d->fd >= 0)
         close(d->fd);
     free(d);

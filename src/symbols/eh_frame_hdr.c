@@ -35,7 +35,7 @@ static long read_table(const uint8_t *hdr, size_t len, uint64_t vaddr, uint64_t 
 static size_t add_range(struct func_symbol *f, size_t k, uint64_t start, uint64_t end)
 {
     if (end > start)
-        f[k++] = (struct func_symbol){start, end - start, (char *)"", false};
+        f[k++] = (struct func_symbol){.addr = start, .size = end - start, .name = (char *)""};
     return k;
 }
 

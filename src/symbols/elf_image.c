@@ -6,10 +6,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "symbols/debug_file.h"
 #include "symbols/demangle.h"
+#include "symbols/unwind_funcs.h"
 #include "util/log.h"
 
 /* C runtime code the user never wrote. Tracing it would only add noise, and some of it runs
@@ -131,6 +133,10 @@ static int read_segments(struct elf_image *image, Elf *elf, char *why, size_t wh
         }
         if (phdr.p_type == PT_INTERP)
             image->is_static = false;
+        if (phdr.p_type == PT_LOAD && phdr.p_vaddr + phdr.p_memsz < phdr.p_vaddr) {
+            snprintf(why, whylen, "truncated or corrupt ELF: a segment wraps around the addresses");
+            return -1;
+        }
         if (phdr.p_type == PT_LOAD && (phdr.p_flags & PF_X) && phdr.p_memsz) {
             image->segments[image->nsegments].vaddr = phdr.p_vaddr;
             image->segments[image->nsegments].memsz = phdr.p_memsz;
@@ -195,6 +201,7 @@ struct raw_symbol {
     uint64_t size;
     int rank;
     const char *name;
+    bool ifunc_choice; /* unnamed, and an IFUNC resolver may return it: traced under the IFUNC */
 };
 
 static int compare_raw(const void *a, const void *b)
@@ -224,12 +231,12 @@ static char *unversioned(const char *name)
 static int add_ifunc(struct elf_image *image, uint64_t resolver, const char *name,
                      unsigned char info)
 {
-    struct raw_symbol candidate = {resolver, 0, binding_rank(info), name};
+    struct raw_symbol candidate = {resolver, 0, binding_rank(info), name, false};
     for (size_t i = 0; i < image->nifuncs; i++) {
         struct ifunc_symbol *known = &image->ifuncs[i];
         if (known->resolver != resolver)
             continue;
-        struct raw_symbol kept = {resolver, 0, known->rank, known->name};
+        struct raw_symbol kept = {resolver, 0, known->rank, known->name, false};
         if (compare_raw(&candidate, &kept) >= 0)
             return 0;
         char *copy = unversioned(name);
@@ -277,72 +284,209 @@ static void read_dynamic(struct elf_image *image, Elf *elf)
     }
 }
 
-static int read_functions(struct elf_image *image, Elf *elf, char *why, size_t whylen)
+static int compare_u64(const void *a, const void *b)
 {
-    GElf_Shdr shdr;
-    Elf_Scn *scn = find_symtab(elf, &shdr);
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The name .dynsym gives a function without a size at addr (hand-written code), or NULL. */
+static const char *sizeless_name(const struct raw_symbol *sizeless, size_t n, uint64_t addr)
+{
+    for (size_t i = 0; i < n; i++)
+        if (sizeless[i].addr == addr)
+            return sizeless[i].name;
+    return NULL;
+}
+
+/* The sorted starts of raw[0..n), then of more[0..nmore), then the IFUNC resolvers, in *out. */
+static size_t sorted_starts(const struct elf_image *image, const struct raw_symbol *raw, size_t n,
+                            const struct raw_symbol *more, size_t nmore, uint64_t **out)
+{
+    *out = calloc(n + nmore + image->nifuncs + 1, sizeof(**out));
+    if (!*out)
+        return 0;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        (*out)[k++] = raw[i].addr;
+    for (size_t i = 0; i < nmore; i++)
+        (*out)[k++] = more[i].addr;
+    for (size_t i = 0; i < image->nifuncs; i++)
+        (*out)[k++] = image->ifuncs[i].resolver;
+    qsort(*out, k, sizeof(**out), compare_u64);
+    return k;
+}
+
+/* What the IFUNC resolvers among found[0..n) may return, sorted (an unnamed implementation,
+ * libc's __strlen_avx2, is traced under its IFUNC's name): the addresses their code computes. */
+static long ifunc_choices(const struct elf_image *image, Elf *elf, const struct unwind_func *found,
+                          long n, uint64_t **choices)
+{
+    *choices = NULL;
+    long nchoices = 0;
+    for (long i = 0; i < n; i++) {
+        bool resolver = false;
+        for (size_t k = 0; k < image->nifuncs && !resolver; k++)
+            resolver = image->ifuncs[k].resolver == found[i].addr;
+        uint64_t *more;
+        long nmore = resolver ? unwind_lea_targets(elf, found[i].addr, found[i].size, &more) : 0;
+        uint64_t *all = nmore > 0
+                            ? reallocarray(*choices, (size_t)(nchoices + nmore), sizeof(**choices))
+                            : NULL;
+        if (all) {
+            memcpy(all + nchoices, more, (size_t)nmore * sizeof(*more));
+            *choices = all;
+            nchoices += nmore;
+        }
+        if (nmore > 0)
+            free(more);
+        if (nmore < 0 || (nmore > 0 && !all))
+            return -1;
+    }
+    if (nchoices)
+        qsort(*choices, (size_t)nchoices, sizeof(**choices), compare_u64);
+    return nchoices;
+}
+
+/* The functions .dynsym does not name, from the unwind table (symbols/unwind_funcs.h), added to
+ * *raw (grown) with an empty name; the .dynsym names without a size (hand-written code) get the
+ * unwind table's extent. An IFUNC's resolver is no function of the program. */
+static int add_unwind_functions(struct elf_image *image, Elf *elf, struct raw_symbol **raw,
+                                size_t *n, const struct raw_symbol *sizeless, size_t nsizeless)
+{
+    uint64_t *named, *known, *choices = NULL;
+    size_t nnamed = sorted_starts(image, *raw, *n, sizeless, nsizeless, &named);
+    size_t nknown = sorted_starts(image, *raw, *n, NULL, 0, &known);
+    struct unwind_func *found = NULL;
+    struct unwind_census census;
+    long nfound =
+        named && known ? unwind_funcs_read(elf, image, named, nnamed, &found, &census) : -1;
+    long nchoices = nfound > 0 ? ifunc_choices(image, elf, found, nfound, &choices) : 0;
+    struct raw_symbol *grown =
+        nfound > 0 && nchoices >= 0 ? reallocarray(*raw, *n + (size_t)nfound, sizeof(**raw)) : NULL;
+    if (grown) {
+        *raw = grown;
+        size_t added = 0;
+        for (long i = 0; i < nfound; i++) {
+            uint64_t addr = found[i].addr;
+            if (bsearch(&addr, known, nknown, sizeof(*known), compare_u64))
+                continue;
+            const char *name = sizeless_name(sizeless, nsizeless, addr);
+            bool choice = !name && nchoices > 0 &&
+                          bsearch(&addr, choices, (size_t)nchoices, sizeof(*choices), compare_u64);
+            (*raw)[(*n)++] = (struct raw_symbol){addr, found[i].size, 1, name ? name : "", choice};
+            added += !name;
+        }
+        dbg(DBG_SYMBOLS, 1,
+            "%s: no symbol table: %zu functions from its %zu FDEs, %zu of them unnamed "
+            "(func_0xADDRESS); left out: %zu of the PLT, .init, .fini, the entry point or signal "
+            "frames, %zu entered mid-frame (.cold parts), %zu only jumped to, %zu outside the code",
+            image->path, (size_t)nfound, census.fdes, added, census.not_program, census.mid_frame,
+            census.jumped_only, census.outside_code);
+    }
+    free(choices);
+    free(found);
+    free(named);
+    free(known);
+    return nfound < 0 || nchoices < 0 || (nfound > 0 && !grown) ? -1 : 0;
+}
+
+/* A function's name: its symbol's, unversioned and demangled, or func_0xADDRESS (link-time:
+ * the offset in the image of a PIE or a library) for one the unwind table alone gives. */
+static char *function_name(const struct raw_symbol *raw)
+{
+    if (!raw->name[0]) {
+        char *name = NULL;
+        return asprintf(&name, "func_0x%llx", (unsigned long long)raw->addr) < 0 ? NULL : name;
+    }
+    char *plain = unversioned(raw->name);
+    char *name = plain ? demangle(plain) : NULL;
+    free(plain);
+    return name;
+}
+
+/* The function and IFUNC symbols of elf's table (its .symtab, else its .dynsym): those of size 0
+ * in *sizeless, the others in *raw. */
+static int read_symbols(struct elf_image *image, Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr,
+                        struct raw_symbol **raw, size_t *n, struct raw_symbol **sizeless,
+                        size_t *nsizeless)
+{
     Elf_Data *data = scn ? elf_getdata(scn, NULL) : NULL;
-    if (scn && !data) {
-        snprintf(why, whylen, "truncated or corrupt ELF: unreadable symbol table");
+    if (scn && !data)
         return -1;
-    }
-    size_t count = data && shdr.sh_entsize ? data->d_size / shdr.sh_entsize : 0;
-    struct raw_symbol *raw = calloc(count ? count : 1, sizeof(*raw));
-    if (!raw) {
-        snprintf(why, whylen, "out of memory");
+    size_t count = data && shdr->sh_entsize ? data->d_size / shdr->sh_entsize : 0;
+    *raw = calloc(count ? count : 1, sizeof(**raw));
+    *sizeless = calloc(count ? count : 1, sizeof(**sizeless));
+    if (!*raw || !*sizeless)
         return -1;
-    }
-    size_t n = 0;
     for (size_t i = 0; i < count; i++) {
         GElf_Sym sym;
         if (!gelf_getsym(data, (int)i, &sym))
             continue;
         int type = GELF_ST_TYPE(sym.st_info);
-        if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF ||
-            !sym.st_size)
+        if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF)
             continue;
-        const char *name = elf_strptr(elf, shdr.sh_link, sym.st_name);
-        if (!name || !*name || !in_exec_segment(image, sym.st_value, sym.st_size))
+        const char *name = elf_strptr(elf, shdr->sh_link, sym.st_name);
+        if (!name || !*name || !in_exec_segment(image, sym.st_value, sym.st_size ? sym.st_size : 1))
             continue;
+        struct raw_symbol entry = {sym.st_value, sym.st_size, binding_rank(sym.st_info), name,
+                                   false};
+        if (!sym.st_size) {
+            if (type == STT_FUNC)
+                (*sizeless)[(*nsizeless)++] = entry;
+            continue;
+        }
         if (type == STT_GNU_IFUNC) {
             /* a debug file's full table lists internal IFUNCs too (glibc's __x86_cacheinfo):
              * their resolvers are not the program's to run again */
-            if (GELF_ST_BIND(sym.st_info) == STB_LOCAL)
-                continue;
-            if (add_ifunc(image, sym.st_value, name, sym.st_info) < 0) {
-                free(raw);
-                snprintf(why, whylen, "out of memory");
+            if (GELF_ST_BIND(sym.st_info) != STB_LOCAL &&
+                add_ifunc(image, sym.st_value, name, sym.st_info) < 0)
                 return -1;
-            }
             continue;
         }
-        raw[n++] = (struct raw_symbol){sym.st_value, sym.st_size, binding_rank(sym.st_info), name};
+        (*raw)[(*n)++] = entry;
     }
-    qsort(raw, n, sizeof(*raw), compare_raw);
-    image->funcs = calloc(n ? n : 1, sizeof(*image->funcs));
-    if (!image->funcs) {
-        free(raw);
-        snprintf(why, whylen, "out of memory");
-        return -1;
+    return 0;
+}
+
+/* The function symbols; a file without a .symtab (stripped) has its exported functions in
+ * .dynsym, and the others only in its unwind table. */
+static int read_functions(struct elf_image *image, Elf *elf, char *why, size_t whylen)
+{
+    GElf_Shdr shdr;
+    Elf_Scn *scn = find_symtab(elf, &shdr);
+    struct raw_symbol *raw = NULL, *sizeless = NULL;
+    size_t n = 0, nsizeless = 0;
+    int rc = read_symbols(image, elf, scn, &shdr, &raw, &n, &sizeless, &nsizeless);
+    if (rc == 0 && (!scn || shdr.sh_type != SHT_SYMTAB))
+        rc = add_unwind_functions(image, elf, &raw, &n, sizeless, nsizeless);
+    if (rc == 0) {
+        qsort(raw, n, sizeof(*raw), compare_raw);
+        image->funcs = calloc(n ? n : 1, sizeof(*image->funcs));
+        rc = image->funcs ? 0 : -1;
     }
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; rc == 0 && i < n; i++) {
         if (image->nfuncs && image->funcs[image->nfuncs - 1].addr == raw[i].addr)
             continue; /* an alias: the best-ranked name came first */
         struct func_symbol *f = &image->funcs[image->nfuncs++];
         f->addr = raw[i].addr;
         f->size = raw[i].size;
+        f->name = function_name(&raw[i]);
         char *plain = unversioned(raw[i].name);
-        f->name = plain ? demangle(plain) : NULL;
-        f->skipped = plain && (is_runtime_function(plain) || is_cold_part(plain));
+        f->skipped =
+            raw[i].ifunc_choice || (plain && (is_runtime_function(plain) || is_cold_part(plain)));
         free(plain);
-        if (!f->name) {
-            free(raw);
-            snprintf(why, whylen, "out of memory");
-            return -1;
-        }
+        if (!f->name)
+            rc = -1;
     }
     free(raw);
-    return 0;
+    free(sizeless);
+    if (rc < 0)
+        snprintf(why, whylen,
+                 scn && !elf_getdata(scn, NULL)
+                     ? "truncated or corrupt ELF: unreadable symbol table"
+                     : "out of memory");
+    return rc;
 }
 
 /* Everything after the header check, shared by the file and memory loaders. symbols: where the
@@ -374,32 +518,31 @@ static int load_checked(struct elf_image *image, Elf *elf, const char *path, Elf
     return 0;
 }
 
-struct debug_symbols {
-    int fd;
-    Elf *elf;
-};
-
-/* A stripped file keeps only .dynsym: its debug file, when there is one, has every function. */
-static void open_debug_symbols(struct debug_symbols *debug, Elf *elf, const char *path)
+/* A stripped file keeps only .dynsym: its debug file, when there is one, has every function.
+ * Returns the debug file's Elf when it has a symbol table, else NULL. */
+static Elf *open_debug_symbols(struct debug_file *debug, Elf *elf, const char *path)
 {
-    if (elf_has_section_type(elf, SHT_SYMTAB))
-        return;
-    char *found = debug_file_find(elf, path);
-    if (!found)
-        return;
-    debug->fd = open(found, O_RDONLY | O_CLOEXEC);
-    debug->elf = debug->fd >= 0 ? elf_begin(debug->fd, ELF_C_READ_MMAP, NULL) : NULL;
-    if (!debug->elf || !elf_has_section_type(debug->elf, SHT_SYMTAB)) {
-        dbg(DBG_SYMBOLS, 1, "%s: no symbol table in it", found);
-        if (debug->elf)
-            elf_end(debug->elf);
-        debug->elf = NULL;
-    }
-    free(found);
+    *debug = (struct debug_file){.fd = -1};
+    if (elf_has_section_type(elf, SHT_SYMTAB) || debug_file_open(path, DEBUG_SYMBOLS, debug) < 0)
+        return NULL;
+    if (elf_has_section_type(debug->elf, SHT_SYMTAB))
+        return debug->elf;
+    dbg(DBG_SYMBOLS, 1, "%s: no symbol table in it", debug->name);
+    return NULL;
+}
+
+/* Monotonic milliseconds, for -v's timing of the symbol loading (0 when the clock fails). */
+static double mono_ms(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_MONOTONIC, &ts) < 0)
+        return 0;
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
 static int load_file(struct elf_image *image, const char *path, bool symbols)
 {
+    double start = mono_ms();
     char why[256];
     int fd;
     Elf *elf = NULL;
@@ -408,14 +551,16 @@ static int load_file(struct elf_image *image, const char *path, bool symbols)
         err_msg("%s: %s", path, why);
         return -1;
     }
-    struct debug_symbols debug = {-1, NULL};
-    if (symbols)
-        open_debug_symbols(&debug, elf, path);
-    int rc = load_checked(image, elf, path, debug.elf ? debug.elf : symbols ? elf : NULL);
-    if (debug.elf)
-        elf_end(debug.elf);
-    if (debug.fd >= 0)
-        close(debug.fd);
+    struct debug_file debug = {.fd = -1};
+    Elf *debug_symbols = symbols ? open_debug_symbols(&debug, elf, path) : NULL;
+    int rc = load_checked(image, elf, path, debug_symbols ? debug_symbols : symbols ? elf : NULL);
+    if (rc == 0 && symbols)
+        dbg(DBG_SYMBOLS, 1, "%s: %zu functions, symbols read in %.1f ms (%s)", path, image->nfuncs,
+            mono_ms() - start,
+            debug_symbols                           ? "from its debug file"
+            : elf_has_section_type(elf, SHT_SYMTAB) ? "from its symbol table"
+                                                    : "from .dynsym and its unwind table");
+    debug_file_close(&debug);
     elf_end(elf);
     close(fd);
     return rc;

@@ -59,6 +59,8 @@ struct addrspace {
     unsigned refs;
     struct addr_map breakpoints; /* addr -> struct breakpoint */
     struct scratch_chunk *chunks;
+    /* detaching: a frame may still run in the chunks (tracer/stack_scan.h), they stay mapped */
+    bool chunks_kept;
     uint64_t syscall_gadget;  /* "syscall; int3" in the first chunk, 0 before it exists */
     struct mapping_list maps; /* last /proc/PID/maps read, refreshed when it has no answer */
     /* -l: the shared libraries, and the hook that finds them */

@@ -71,13 +71,18 @@ void capture_plan_function(struct session *s, const char *image_path, uint64_t a
      * source declares: its registers are shown raw. */
     const struct func_sig *sig = sigs && !strchr(name, '.') ? dwarf_sigs_find(sigs, addr) : NULL;
     struct capture_plan *plan = capture_plan_build(&s->opts->capture, name, sig);
-    if (!plan || addr_map_put(&c->plans, (uint64_t)func + 1, plan) < 0) {
+    if (!plan || capture_plan_add(c, func, plan) < 0) {
         capture_plan_free(plan);
         err_msg("%s: out of memory for its arguments", name);
         return;
     }
     dbg(DBG_SYMBOLS, 2, "%s: %s arguments, %u stack bytes, %zu pointer reads", name,
         sig ? "typed" : "raw", plan->stack_bytes, plan->nreads);
+}
+
+int capture_plan_add(struct capture_state *c, uint32_t func, struct capture_plan *plan)
+{
+    return addr_map_put(&c->plans, (uint64_t)func + 1, plan);
 }
 
 const struct capture_plan *capture_plan_of(const struct session *s, uint32_t func)

@@ -21,6 +21,9 @@ void capture_state_free(struct capture_state *c);
 void capture_plan_function(struct session *s, const char *image_path, uint64_t addr,
                            const char *name, uint32_t func);
 struct capture_plan;
+/* Gives c the plan of function func, which it then owns. -1 when out of memory (still the
+ * caller's). */
+int capture_plan_add(struct capture_state *c, uint32_t func, struct capture_plan *plan);
 /* The plan of function func, or NULL when its values are not captured. */
 const struct capture_plan *capture_plan_of(const struct session *s, uint32_t func);
 

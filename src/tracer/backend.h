@@ -34,6 +34,7 @@ enum drop_cause {
     DROP_SHADOW_FULL, /* calls nested deeper than a thread's shadow stack holds */
     DROP_VFORK,       /* a vfork child, on its parent's rings */
     DROP_UNREADABLE,  /* an event never committed (a handler left a trampoline by longjmp) */
+    DROP_STOPPED,     /* events left unread: calltrace was told to stop (SIGINT, -t) */
     DROP_CAUSES,
 };
 
@@ -129,14 +130,17 @@ struct tracer_backend {
     bool (*wait_stop)(struct session *s, struct ptrace_stop *stop, int *got);
     /* Moves every event captured so far into the recorder; final: even unfinished ones. */
     void (*drain)(struct session *s, bool final);
-    /* Leaving attached processes (every thread stopped, out of calltrace's code): what was put
-     * in goes. 0, or -1 (said on stderr). */
-    int (*detach)(struct session *s);
+    /* Leaving attached processes (the threads held[0..nheld) stopped, out of calltrace's code;
+     * the others exiting, or waiting for a vfork child among them): what was put in goes, and
+     * what it mapped is unmapped unless a frame may still use it. 0, or -1 (said on stderr). */
+    int (*detach)(struct session *s, struct thread *const *held, size_t nheld);
     /* For the closing line: calls and returns captured but not recorded. */
     uint64_t (*dropped_calls)(const struct session *s);
     uint64_t (*lost_returns)(const struct session *s);
     /* The dropped calls by cause: by[cause] for each enum drop_cause. */
     void (*drop_causes)(const struct session *s, uint64_t by[DROP_CAUSES]);
+    /* Events the program wrote over its side of the tracing with, left out. */
+    uint64_t (*corrupt_events)(const struct session *s);
 
     /* --- the controller's own watch points --- */
 

@@ -11,13 +11,56 @@ static void pop(struct shadow_stack *stack, unsigned flags, frame_end_fn end, vo
     end(ctx, top, top->inherited ? flags | EXIT_INHERITED : flags);
 }
 
+/* The first frame of the run frame i ends (see struct frame). */
+static size_t run_start_of(const struct shadow_stack *stack, size_t i)
+{
+    size_t start = stack->frames[i].run_start;
+    return start <= i ? start : i;
+}
+
+/* In the run [start, last] (entry_sp never rising with the index): the innermost frame whose
+ * entry_sp is at least slot, or start - 1 when none is. */
+static long run_last_at_or_above(const struct frame *frames, size_t start, size_t last,
+                                 uint64_t slot)
+{
+    size_t lo = start, hi = last + 1;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (frames[mid].entry_sp >= slot)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return (long)lo - 1;
+}
+
 /* Index of the innermost frame in region, or -1. */
 static long innermost_in_region(const struct shadow_stack *stack, uint64_t region)
 {
-    for (size_t i = stack->depth; i-- > 0;)
-        if (stack->frames[i].region == region)
-            return (long)i;
+    for (size_t top = stack->depth; top > 0; top = run_start_of(stack, top - 1))
+        if (stack->frames[top - 1].region == region)
+            return (long)top - 1;
     return -1;
+}
+
+long frames_innermost_at(const struct shadow_stack *stack, uint64_t slot)
+{
+    for (size_t top = stack->depth; top > 0;) {
+        size_t start = run_start_of(stack, top - 1);
+        long k = run_last_at_or_above(stack->frames, start, top - 1, slot);
+        if (k >= (long)start && stack->frames[k].entry_sp == slot)
+            return k;
+        top = start;
+    }
+    return -1;
+}
+
+size_t frames_count_runs(const struct shadow_stack *stack, size_t most)
+{
+    size_t n = 0;
+    for (size_t top = stack->depth; top > 0 && n < most; top = run_start_of(stack, top - 1))
+        n++;
+    return n;
 }
 
 /* Frames of another stack above the innermost frame of this one were left by a signal handler
@@ -65,7 +108,10 @@ int frames_enter(struct shadow_stack *stack, const struct frame *call, frame_end
         stack->frames = frames;
         stack->cap = cap;
     }
-    stack->frames[stack->depth++] = *call;
+    struct frame *f = &stack->frames[stack->depth];
+    *f = *call;
+    f->run_start = frames_run_start(stack, call->region);
+    stack->depth++;
     return 0;
 }
 
@@ -78,20 +124,32 @@ bool frames_is_reentry(const struct shadow_stack *stack, const struct frame *cal
            top->ret_addr == call->ret_addr && top->region == call->region;
 }
 
+/* Searches run by run (see struct frame) what a walk from the innermost frame down would find:
+ * the first frame of that slot and return address, unless a frame past the slot on the
+ * innermost frame's stack comes first. Frames of one slot on one stack are next to each other
+ * and have one return address (frames_close_stale), so each run has one candidate. */
 bool frames_return(struct shadow_stack *stack, uint64_t addr, uint64_t sp, frame_end_fn end,
                    void *ctx)
 {
     uint64_t slot = sp - 8; /* the return popped its return address */
-    size_t i = stack->depth;
-    while (i-- > 0) {
-        const struct frame *f = &stack->frames[i];
-        if (f->entry_sp == slot && f->ret_addr == addr)
-            break;
-        if (f->entry_sp > slot && f->region == stack->frames[stack->depth - 1].region)
-            return false; /* past the returning slot on the same stack: not one of ours */
-    }
-    if (i == (size_t)-1)
+    if (!stack->depth)
         return false;
+    uint64_t region_now = stack->frames[stack->depth - 1].region;
+    long found = -1;
+    for (size_t top = stack->depth; top > 0 && found < 0;) {
+        size_t start = run_start_of(stack, top - 1);
+        const struct frame *first = &stack->frames[start];
+        long k = run_last_at_or_above(stack->frames, start, top - 1, slot);
+        if (k >= (long)start && stack->frames[k].entry_sp == slot &&
+            stack->frames[k].ret_addr == addr)
+            found = k;
+        else if (first->entry_sp > slot && first->region == region_now)
+            return false; /* past the returning slot on the same stack: not one of ours */
+        top = start;
+    }
+    if (found < 0)
+        return false;
+    size_t i = (size_t)found;
     /* A chain of tail calls shares the slot: the return ends its outermost frame too. */
     while (i > 0 && stack->frames[i - 1].entry_sp == slot && stack->frames[i - 1].ret_addr == addr)
         i--;

@@ -25,6 +25,11 @@ struct frame {
     uint64_t region; /* end of the stack mapping holding entry_sp */
     uint64_t ticks;  /* when it started */
     uint32_t func;
+    /* The index of the first frame of this one's run: the frames next to each other on one stack
+     * (region), their entry_sp never rising from one to the next. A search for a slot or a
+     * stack hops from run to run and bisects each: a thread has a run per stack it uses (its
+     * own, a signal stack), so no event costs a walk over every open call. */
+    uint32_t run_start;
     bool inherited; /* copied into a forked child: not a call the child made */
 };
 
@@ -54,6 +59,16 @@ void frames_close_from(struct shadow_stack *stack, size_t index, unsigned flags,
                        void *ctx);
 /* Closes every open frame (thread or process end). */
 void frames_close_all(struct shadow_stack *stack, unsigned flags, frame_end_fn end, void *ctx);
+/* The innermost open call whose return address slot is slot, or -1. */
+long frames_innermost_at(const struct shadow_stack *stack, uint64_t slot);
+/* The runs of frames (a stack each, see struct frame) from the top down, up to most. */
+size_t frames_count_runs(const struct shadow_stack *stack, size_t most);
+/* The run_start a frame pushed on stack in region gets. */
+static inline uint32_t frames_run_start(const struct shadow_stack *stack, uint64_t region)
+{
+    const struct frame *top = stack->depth ? &stack->frames[stack->depth - 1] : NULL;
+    return top && top->region == region ? top->run_start : (uint32_t)stack->depth;
+}
 /* A copy of src with every frame marked inherited. */
 int frames_copy_inherited(struct shadow_stack *dst, const struct shadow_stack *src);
 void frames_free(struct shadow_stack *stack);

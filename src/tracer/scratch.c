@@ -1,7 +1,9 @@
 #include "tracer/scratch.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
@@ -12,7 +14,7 @@
 #include "util/log.h"
 
 #define REACH (1ull << 30) /* stay well inside rel32's 2 GiB */
-#define GADGET_SIZE 16     /* the room the gadget takes at the start of the first chunk */
+#define GADGET_SIZE SCRATCH_GADGET_ROOM
 _Static_assert(GADGET_SIZE >= ARCH_SYSCALL_GADGET_LEN, "the gadget fits its room");
 
 static uint64_t distance(uint64_t a, uint64_t b)
@@ -79,4 +81,44 @@ uint64_t scratch_alloc(struct process *p, pid_t tid, uint64_t near, size_t len, 
     uint64_t at = c->base + c->used;
     c->used += len;
     return at;
+}
+
+static int unmap_chunk(struct process *p, pid_t tid, const struct scratch_chunk *c)
+{
+    uint64_t args[6] = {c->base, c->size, 0, 0, 0, 0}, got = 0;
+    int rc = remote_syscall(process_target(p, tid), SYS_munmap, args, &got);
+    if (rc == 0 && got != 0) {
+        errno = (int)-(int64_t)got;
+        rc = -1;
+    }
+    if (rc < 0)
+        dbg(DBG_PROBE, 1, "process %d: cannot unmap the scratch page %#llx: %s", (int)p->pid,
+            (unsigned long long)c->base, strerror(errno));
+    return rc;
+}
+
+int scratch_release(struct process *p, pid_t tid)
+{
+    int rc = 0;
+    struct scratch_chunk *gadget = NULL;
+    while (p->as->chunks) {
+        struct scratch_chunk *c = p->as->chunks;
+        p->as->chunks = c->next;
+        bool has_gadget =
+            p->as->syscall_gadget >= c->base && p->as->syscall_gadget < c->base + c->size;
+        if (has_gadget) {
+            gadget = c;
+            continue;
+        }
+        if (unmap_chunk(p, tid, c) < 0)
+            rc = -1;
+        free(c);
+    }
+    if (gadget) {
+        p->as->syscall_gadget = 0; /* its own munmap runs on a borrowed one */
+        if (unmap_chunk(p, tid, gadget) < 0)
+            rc = -1;
+        free(gadget);
+    }
+    return rc;
 }

@@ -108,6 +108,6 @@ void session_frame_end(void *ctx, const struct frame *frame, unsigned flags)
 
 void thread_close_frames(struct session *s, struct thread *t, unsigned flags, uint64_t now)
 {
-    struct frame_end_ctx ctx = {s, t, now};
+    struct frame_end_ctx ctx = {s, t, now > t->last_ticks ? now : t->last_ticks};
     frames_close_all(&t->stack, flags, session_frame_end, &ctx);
 }

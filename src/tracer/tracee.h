@@ -104,6 +104,10 @@ struct thread {
     /* the stack mappings last seen under this thread, to compare sp only within one stack */
     uint64_t region_lo[2], region_hi[2];
     unsigned region_next;
+    /* the time of its latest event recorded, when a backend's may be ahead of calltrace's
+     * clock (the inject engine's, by up to its drain's allowance): calls still open end no
+     * earlier, so that they hold everything recorded inside them */
+    uint64_t last_ticks;
 };
 
 struct session {
@@ -130,6 +134,9 @@ struct session {
     bool main_done;
     unsigned live_processes;
     volatile sig_atomic_t *stop_signal; /* set by calltrace's own signal handler */
+    /* a launched program's -t: this stop signal ends the tracing with a detach, as any stop
+     * does when attached, and the program runs on; 0: none */
+    int leave_signal;
     bool killing;
     bool attached; /* -p: the program was running before calltrace and must outlive it */
     bool detach_failed;

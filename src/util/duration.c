@@ -28,16 +28,27 @@ int duration_parse(const char *text, uint64_t *ns)
     static const struct {
         const char *unit;
         double scale;
-    } units[] = {{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
-    char *end;
-    double value = strtod(text, &end);
-    if (end == text || !isfinite(value) || value < 0 || *text == '-' || *text == '+')
+    } units[] = {{"", 1e9},   {"ns", 1},  {"us", 1e3}, {"\u00b5s", 1e3},
+                 {"ms", 1e6}, {"s", 1e9}, {"m", 60e9}, {"h", 3600e9}};
+    /* digits with at most one point, nothing else: strtod alone would take "-1", " 2",
+     * "0x10", "1e3" and "inf" */
+    size_t digits = strspn(text, "0123456789");
+    size_t len = digits;
+    if (text[len] == '.')
+        len += 1 + strspn(text + len + 1, "0123456789");
+    if (len == 0 || (len == 1 && !digits)) /* nothing, or a point alone */
         return -1;
+    char number[64];
+    if (len >= sizeof(number))
+        return -1;
+    memcpy(number, text, len);
+    number[len] = '\0';
+    double value = strtod(number, NULL);
     for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-        if (strcmp(end, units[i].unit) != 0)
+        if (strcmp(text + len, units[i].unit) != 0)
             continue;
         double total = value * units[i].scale;
-        if (total > 86400e9)
+        if (!isfinite(total) || total > (double)DURATION_MAX_NS)
             return -1;
         *ns = (uint64_t)llround(total);
         return 0;

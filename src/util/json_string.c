@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,15 +23,26 @@ static void sink_put(struct sink *s, const char *p, size_t n)
     s->len += n;
 }
 
+/* DEL, or a valid UTF-8 character that a terminal acts on (utf8_is_control), as \uXXXX: the same
+ * string to a JSON reader, nothing to `cat trace.json`. */
+static void put_control(struct sink *s, const unsigned char *p, size_t n)
+{
+    static const unsigned char lead_bits[] = {0, 0x7f, 0x1f, 0x0f};
+    uint32_t cp = p[0] & lead_bits[n];
+    for (size_t i = 1; i < n; i++)
+        cp = cp << 6 | (p[i] & 0x3f);
+    char esc[8];
+    sink_put(s, esc, (size_t)snprintf(esc, sizeof(esc), "\\u%04x", (unsigned)cp));
+}
+
 static void escape_into(struct sink *s, const char *bytes, size_t len)
 {
-    static const char hex[] = "0123456789abcdef";
     const unsigned char *p = (const unsigned char *)bytes;
     size_t i = 0;
     sink_put(s, "\"", 1);
     while (i < len) {
         size_t run = i;
-        while (run < len && p[run] >= 0x20 && p[run] < 0x80 && p[run] != '"' && p[run] != '\\')
+        while (run < len && p[run] >= 0x20 && p[run] < 0x7f && p[run] != '"' && p[run] != '\\')
             run++;
         if (run > i) {
             sink_put(s, bytes + i, run - i);
@@ -48,13 +60,15 @@ static void escape_into(struct sink *s, const char *bytes, size_t len)
             sink_put(s, "\\t", 2), i++;
         } else if (c == '\r') {
             sink_put(s, "\\r", 2), i++;
-        } else if (c < 0x20) {
-            char esc[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
-            sink_put(s, esc, 6);
+        } else if (c <= 0x7f) { /* C0 and DEL */
+            put_control(s, p + i, 1);
             i++;
         } else {
             size_t n = utf8_valid_len(p + i, len - i);
-            if (n) {
+            if (n && utf8_is_control(p + i, n)) {
+                put_control(s, p + i, n);
+                i += n;
+            } else if (n) {
                 sink_put(s, bytes + i, n);
                 i += n;
             } else {
@@ -96,4 +110,34 @@ void json_put_string(struct outbuf *out, const char *bytes, size_t len)
 char *json_utf8_copy(const char *bytes, size_t len)
 {
     return utf8_valid_copy(bytes, len, NULL);
+}
+
+char *json_text_safe(const char *text)
+{
+    size_t len = strlen(text);
+    struct sink s = {NULL, 0, 0};
+    for (int pass = 0; pass < 2; pass++) { /* measure, then write */
+        const unsigned char *p = (const unsigned char *)text;
+        for (size_t i = 0; i < len;) {
+            size_t n = utf8_valid_len(p + i, len - i);
+            bool layout = p[i] == '\n' || p[i] == '\t';
+            if ((p[i] < 0x20 && !layout) || p[i] == 0x7f || (n && utf8_is_control(p + i, n))) {
+                put_control(&s, p + i, n);
+            } else if (n) {
+                sink_put(&s, text + i, n);
+            } else {
+                sink_put(&s, "\xef\xbf\xbd", 3);
+                n = 1;
+            }
+            i += n;
+        }
+        if (pass == 0) {
+            if (!(s.dst = malloc(s.len + 1)))
+                return NULL;
+            s.cap = s.len + 1;
+            s.len = 0;
+        }
+    }
+    s.dst[s.len] = '\0';
+    return s.dst;
 }

@@ -16,4 +16,11 @@ size_t json_escape(char *dst, size_t cap, const char *bytes, size_t len);
  * U+FFFD), for JSON libraries that pass bytes through as they are; NULL when out of memory. */
 char *json_utf8_copy(const char *bytes, size_t len);
 
+/* A copy of JSON text as cJSON prints it (its strings hold their bytes from 0x7f up as they
+ * are) that is valid UTF-8 and safe to show on a terminal: invalid UTF-8 became U+FFFD; DEL, C1
+ * controls and bidirectional formatting characters \u escapes, as json_escape writes them (and
+ * any C0 control but the tabs and newlines of the layout, which cJSON never leaves raw). Those
+ * bytes can only be inside strings, so the JSON means the same. NULL when out of memory. */
+char *json_text_safe(const char *text);
+
 #endif

@@ -1,7 +1,11 @@
 #include "util/log.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+
+#include "util/text_escape.h"
 
 /* The name in brackets after "calltrace" that says which part of calltrace speaks. */
 static const char *const domain_names[DBG_DOMAIN_COUNT] = {
@@ -27,16 +31,48 @@ bool log_enabled(enum log_domain domain, int level)
     return verbosity >= level;
 }
 
+/* The message of fmt, escaped as a whole: it may quote any name, path or string that
+ * calltrace did not choose, and a terminal must not take their bytes as commands
+ * (util/text_escape.h). NULL when out of memory. */
+static char *escaped_message(const char *fmt, va_list ap)
+{
+    int saved_errno = errno; /* for %m */
+    char small[1024], *text = small;
+    va_list again;
+    va_copy(again, ap);
+    int n = vsnprintf(small, sizeof(small), fmt, ap);
+    if (n >= (int)sizeof(small) && (text = malloc((size_t)n + 1))) {
+        errno = saved_errno;
+        vsnprintf(text, (size_t)n + 1, fmt, again);
+    }
+    va_end(again);
+    char *escaped = n < 0 ? NULL : text_escape_dup(text ? text : small, TEXT_NAME);
+    if (text != small)
+        free(text);
+    errno = saved_errno; /* callers may still report it */
+    return escaped;
+}
+
+/* One write: stderr is unbuffered, and other processes may write to it too. */
 static void vmsg(const char *hint, const char *fmt, va_list ap)
 {
-    fputs("calltrace: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    if (hint)
-        fprintf(stderr, " (%s)", hint);
-    fputc('\n', stderr);
+    char *msg = escaped_message(fmt, ap);
+    char *why = hint ? text_escape_dup(hint, TEXT_NAME) : NULL;
+    fprintf(stderr, "calltrace: %s%s%s%s\n", msg ? msg : fmt, why ? " (" : "", why ? why : "",
+            why ? ")" : "");
+    free(why);
+    free(msg);
 }
 
 void err_msg(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vmsg(NULL, fmt, ap);
+    va_end(ap);
+}
+
+void note_msg(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -58,8 +94,8 @@ void dbg(enum log_domain domain, int level, const char *fmt, ...)
         return;
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "calltrace[%s]: ", domain_names[domain]);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    char *msg = escaped_message(fmt, ap);
+    fprintf(stderr, "calltrace[%s]: %s\n", domain_names[domain], msg ? msg : fmt);
+    free(msg);
     va_end(ap);
 }

@@ -32,6 +32,17 @@ size_t utf8_valid_len(const unsigned char *s, size_t avail)
     return need;
 }
 
+bool utf8_is_control(const unsigned char *s, size_t n)
+{
+    if (n == 2)
+        return (s[0] == 0xc2 && s[1] < 0xa0) || (s[0] == 0xd8 && s[1] == 0x9c);
+    if (n != 3 || s[0] != 0xe2)
+        return false;
+    uint32_t cp = 0x2000 | ((uint32_t)(s[1] & 0x3f) << 6) | (s[2] & 0x3f);
+    return cp == 0x200e || cp == 0x200f || (cp >= 0x202a && cp <= 0x202e) ||
+           (cp >= 0x2066 && cp <= 0x2069);
+}
+
 char *utf8_valid_copy(const char *bytes, size_t len, size_t *outlen)
 {
     const unsigned char *p = (const unsigned char *)bytes;

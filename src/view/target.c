@@ -187,11 +187,10 @@ static int single_file(struct view_target *t, int dir_fd, const char *name, cons
     e->mtime = st.st_mtim;
     e->size = st.st_size;
     if (st.st_size > VIEW_LARGE)
-        fprintf(stderr,
-                "calltrace: %s is %.1f GB: Perfetto's browser UI may run out of memory on a "
-                "trace this big; view a part of the run with --from/--to, --tid, -F or "
-                "--max-calls (see calltrace view --help)\n",
-                path, (double)st.st_size / 1e9);
+        note_msg("%s is %.1f GB: Perfetto's browser UI may run out of memory on a trace this "
+                 "big; view a part of the run with --from/--to, --tid, -F or --max-calls (see "
+                 "calltrace view --help)",
+                 path, (double)st.st_size / 1e9);
     return 0;
 }
 
@@ -210,7 +209,7 @@ static int serve_run_trace(struct view_target *t, int run_fd, const char *run,
  * run held at run_fd (the exporter refuses a run that is not the caller's). */
 static int export_first(int run_fd, const char *run, struct run_info *r)
 {
-    fprintf(stderr, "calltrace: %s has no trace yet; making it from %s\n", run, REC_FILE_NAME);
+    note_msg("%s has no trace yet; making it from %s", run, REC_FILE_NAME);
     struct run_dir dir;
     if (run_dir_open_at(run_fd, ".", run, &dir) < 0)
         return -1;
@@ -255,8 +254,8 @@ static int window_of_run(struct view_target *t, int run_fd, const char *run,
     rc = trace_export(&dir, &trace, &stats);
     run_dir_close(&dir);
     if (rc == 0) {
-        fprintf(stderr, "calltrace: %llu calls of the window in %s/%s\n",
-                (unsigned long long)stats.calls, window.path, stats.files);
+        note_msg("%llu calls of the window in %s/%s", (unsigned long long)stats.calls, window.path,
+                 stats.files);
         inspect_run(window.fd, &r);
         if (r.kind != RUN_WITH_TRACE) {
             err_msg("view: %s: no trace was written", window.path);
@@ -402,7 +401,7 @@ static int newest_run(struct view_target *t, const struct view_options *o)
                  "view: no run directory in the current directory");
         return -1;
     }
-    fprintf(stderr, "calltrace: the newest run here is %s\n", best);
+    note_msg("the newest run here is %s", best); /* a name anyone here may have chosen */
     int rc = single_run(t, best_fd, best, &bi, o);
     close(best_fd);
     return rc;

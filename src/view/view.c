@@ -1,6 +1,7 @@
 #include "view/view.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdint.h>
@@ -11,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/duration.h"
 #include "util/log.h"
 #include "view/browser.h"
 #include "view/http_server.h"
@@ -100,6 +102,7 @@ int view_option(struct view_options *o, int c, const char *arg)
     char origin[URL_MAX], base[URL_MAX];
     const char *spelled = option_name(c);
     long v;
+    uint64_t ns;
     switch (c) {
     case VIEW_OPT_PORT:
         if (parse_number(arg, 65535, &v) < 0) {
@@ -109,11 +112,13 @@ int view_option(struct view_options *o, int c, const char *arg)
         o->port = (int)v;
         break;
     case VIEW_OPT_TIMEOUT:
-        if (parse_number(arg, 1000000, &v) < 0 || v == 0) {
-            err_msg("%s: %s: not a number of seconds (1-1000000)", spelled, arg);
+        /* in ms, poll's unit: 1 ms at least */
+        if (duration_parse(arg, &ns) < 0 || ns < 1000000) {
+            err_hint("give a duration of 1 ms or more: " DURATION_SYNTAX, "%s: %s: not a duration",
+                     spelled, arg);
             return -1;
         }
-        o->timeout = (int)v;
+        o->timeout_ms = (int64_t)(ns / 1000000);
         break;
     case VIEW_OPT_ONCE:
         o->once = true;
@@ -161,16 +166,13 @@ static void report_busy_port(int port, int err)
 static void announce(const struct view_ctx *v)
 {
     const struct view_options *o = v->o;
+    const char *until = o->once ? " until it is fetched" : " (Ctrl-C to stop)";
     if (v->target.index)
-        fprintf(stderr, "calltrace: serving %zu run%s of %s at %s/", v->target.n,
-                v->target.n == 1 ? "" : "s", v->target.dir, v->server_url);
+        note_msg("serving %zu run%s of %s at %s/%s", v->target.n, v->target.n == 1 ? "" : "s",
+                 v->target.dir, v->server_url, until);
     else
-        fprintf(stderr, "calltrace: serving %s at %s%s", v->target.entries[0].path, v->server_url,
-                v->target.entries[0].url_path);
-    if (o->once)
-        fprintf(stderr, " until it is fetched\n");
-    else
-        fprintf(stderr, " (Ctrl-C to stop)\n");
+        note_msg("serving %s at %s%s%s", v->target.entries[0].path, v->server_url,
+                 v->target.entries[0].url_path, until);
     if (v->port != VIEW_DEFAULT_PORT && !strcmp(o->ui_url, VIEW_DEFAULT_UI))
         fprintf(stderr, "calltrace: note: ui.perfetto.dev fetches traces from port %d only\n",
                 VIEW_DEFAULT_PORT);
@@ -205,15 +207,15 @@ static int64_t now_ms(void)
 static int wait_loop(const struct view_ctx *v, int sigfd)
 {
     const struct view_options *o = v->o;
-    int timeout_s = o->timeout ? o->timeout : o->once ? VIEW_ONCE_TIMEOUT : 0;
-    int64_t deadline = now_ms() + (int64_t)timeout_s * 1000;
+    int64_t timeout_ms = o->timeout_ms ? o->timeout_ms : o->once ? VIEW_ONCE_TIMEOUT * 1000 : 0;
+    int64_t deadline = now_ms() + timeout_ms;
     struct pollfd fds[2] = {{.fd = sigfd, .events = POLLIN},
                             {.fd = v->server.fetched_fd, .events = POLLIN}};
     for (;;) {
-        int64_t left = timeout_s ? deadline - now_ms() : -1;
-        if (timeout_s && left <= 0)
+        int64_t left = timeout_ms ? deadline - now_ms() : -1;
+        if (timeout_ms && left <= 0)
             break;
-        if (poll(fds, 2, timeout_s ? (int)left : -1) < 0) {
+        if (poll(fds, 2, timeout_ms ? (int)(left < INT_MAX ? left : INT_MAX) : -1) < 0) {
             if (errno == EINTR)
                 continue;
             err_msg("view: poll: %s", strerror(errno));
@@ -236,10 +238,10 @@ static int wait_loop(const struct view_ctx *v, int sigfd)
     }
     if (o->once) {
         err_hint("open the URL above, or serve longer with --timeout",
-                 "view: nobody fetched the trace within %d s", timeout_s);
+                 "view: nobody fetched the trace within %g s", (double)timeout_ms / 1000);
         return -1;
     }
-    fprintf(stderr, "calltrace: stopped serving after %d s\n", timeout_s);
+    fprintf(stderr, "calltrace: stopped serving after %g s\n", (double)timeout_ms / 1000);
     return 0;
 }
 

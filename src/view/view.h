@@ -5,6 +5,7 @@
 
 #include <getopt.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "output/trace_file.h"
 
@@ -19,7 +20,7 @@ struct view_options {
     bool once;          /* stop after the trace was fetched once */
     bool server_only;   /* do not start a browser */
     const char *ui_url; /* the Perfetto UI to link to and let fetch (CORS) */
-    int timeout;        /* seconds to serve; 0: until Ctrl-C (VIEW_ONCE_TIMEOUT with --once) */
+    int64_t timeout_ms; /* how long to serve; 0: until Ctrl-C (VIEW_ONCE_TIMEOUT with --once) */
     const char *given;  /* the first view option given, for "needs --open" errors */
     /* --from, --to, --tid, --max-calls (and view's -F, -N): a window of the run is written to
      * RUN/window/ and served instead of the whole trace; --format for that trace */
@@ -54,7 +55,7 @@ enum {
     "  --port N           serve on 127.0.0.1:N (default 9001, the only port ui.perfetto.dev\n"     \
     "                     fetches from; 0 picks a free one)\n"                                     \
     "  --once             stop once the trace was fetched (or after --timeout, default 60 s)\n"    \
-    "  --timeout S        stop serving after S seconds\n"                                          \
+    "  --timeout TIME     stop serving after TIME (2s, 500ms, 0.5, 1m)\n"                          \
     "  --server-only      do not start a browser; just print the URL and serve\n"                  \
     "  --ui-origin URL    a self-hosted Perfetto UI to link to and let fetch the trace\n"          \
     "                     (default " VIEW_DEFAULT_UI ")\n"                                         \

@@ -60,5 +60,4 @@ fi
 refused "bad pid" "process id is invalid" -p abc
 refused "pid 0" "process id is too small" -p 0
 refused "-p and a program" "unexpected with -p" -p 1 "$BIN"
-refused "-t without -p" "only applies with -p" -t 5 "$BIN"
-refused "bad duration" "duration is" -p 1 -t 0
+refused "bad duration" "not a duration" -p 1 -t 0

@@ -47,7 +47,7 @@ for opt in O0 O2; do
     chk check-counts main=1 work=1 slow=0 rec=0 leaf=0
 done
 
-for bad in "-D 0" "-D x" "--min-duration 5" "--min-duration 5xs" "--min-duration -1ms"; do
+for bad in "-D 0" "-D x" "--min-duration 5sec" "--min-duration 5xs" "--min-duration -1ms"; do
     CTX="[$bad]"
     # shellcheck disable=SC2086
     ct_raw $bad "$BIN"

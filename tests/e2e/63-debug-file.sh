@@ -2,8 +2,9 @@
 # A stripped program with its symbols and DWARF in a separate debug file (objcopy
 # --only-keep-debug, as distributions ship them): found through .gnu_debuglink (beside the
 # program, in .debug/) and through its build ID under /usr/lib/debug; the functions and
-# argument values are those of the unstripped program. A debug file whose CRC differs is not
-# used. A program stripped of DWARF only keeps its symbols and gets its types from the file.
+# argument values are those of the unstripped program. A debug file of another build (another
+# build ID, or another CRC without one) is not used. A program stripped of DWARF only keeps its
+# symbols and gets its types from the file.
 source "$(dirname "$0")/../lib/testlib.sh"
 require_calltrace
 
@@ -45,15 +46,36 @@ CTX="[debuglink in .debug/]"
 mv "$D/prog.debug" "$D/.debug/prog.debug" || fail "mv"
 traced_like_unstripped
 
-CTX="[debug file with another CRC]"
+# A debug file is checked against the program: by build ID (libdwfl's rule), by its CRC when
+# the program has no build ID. One that does not match is ignored, and the stripped program is
+# traced from its unwind table, its functions unnamed (func_0xADDRESS).
+CTX="[debug file of another build]"
 cp "$D/.debug/prog.debug" "$T/good.debug" || fail "cp"
+build argtypes O1
+objcopy --only-keep-debug "$BIN" "$D/.debug/prog.debug" || fail "objcopy --only-keep-debug"
+ct_run -v -- "$D/prog"
+expect_rc 0
+grep -q "prog: no debug file (by build ID and .gnu_debuglink in" "$CT_ERR" ||
+    fail "-v does not say that no debug file was found: $(grep symbols "$CT_ERR")"
+ct_raw report -f csv "$CT_DIR"
+grep -q '^"func_0x[0-9a-f]*",' "$CT_OUT" || fail "not traced from its unwind table: $(cat "$CT_OUT")"
+grep -q '^"main",' "$CT_OUT" && fail "names from the other build's debug file: $(cat "$CT_OUT")"
+
+CTX="[no build ID, debug file with another CRC]"
+build argtypes O0 -Wl,--build-id=none
+cp "$BIN" "$D/prog" && strip --strip-all "$D/prog" || fail "strip"
+objcopy --only-keep-debug "$BIN" "$D/.debug/prog.debug" || fail "objcopy --only-keep-debug"
+objcopy --add-gnu-debuglink="$D/.debug/prog.debug" "$D/prog" || fail "objcopy --add-gnu-debuglink"
+traced_like_unstripped
 printf 'x' >>"$D/.debug/prog.debug"
 ct_run -v -- "$D/prog"
-[ "$CT_RC" != 0 ] || fail "a stripped program without a usable debug file was traced"
-grep -q 'CRC differs' "$CT_ERR" || fail "-v does not say why the debug file was ignored"
-grep -q 'no function symbols to trace' "$CT_ERR" || fail "no clear error: $(cat "$CT_ERR")"
+expect_rc 0
+grep -q "prog: no debug file" "$CT_ERR" || fail "a debug file with another CRC was used: $(grep symbols "$CT_ERR")"
+ct_raw report -f csv "$CT_DIR"
+grep -q '^"main",' "$CT_OUT" && fail "names from a debug file with another CRC: $(cat "$CT_OUT")"
 
 CTX="[symbols kept, DWARF in the debug file]"
+build argtypes O0
 cp "$T/good.debug" "$D/.debug/prog.debug" || fail "cp"
 cp "$BIN" "$D/prog" && strip --strip-debug "$D/prog" || fail "strip --strip-debug"
 objcopy --add-gnu-debuglink="$D/.debug/prog.debug" "$D/prog" || fail "objcopy --add-gnu-debuglink"

@@ -14,7 +14,7 @@ source "$(dirname "$0")/../lib/testlib.sh"
 require_calltrace
 
 SQLITE=/usr/bin/sqlite3
-[ -x $SQLITE ] || fail "$SQLITE missing: run scripts/install-deps.sh (package sqlite3)"
+[ -x $SQLITE ] || fail "$SQLITE missing: run scripts/install-deps.sh --test (package sqlite3)"
 LIBSQLITE=$(ldd $SQLITE | awk '$1 ~ /^libsqlite3/ { print $3 }')
 [ -f "$LIBSQLITE" ] || fail "sqlite3 is not linked with libsqlite3: $(ldd $SQLITE)"
 build_shared count_shim O2 shim/count_shim.so -ldl

@@ -12,8 +12,8 @@ source "$(dirname "$0")/../lib/testlib.sh"
 require_calltrace
 
 PY=/usr/bin/python3
-[ -x $PY ] || fail "$PY missing: run scripts/install-deps.sh"
-command -v gdb >/dev/null || fail "gdb missing: run scripts/install-deps.sh (package gdb)"
+[ -x $PY ] || fail "$PY missing: run scripts/install-deps.sh --test"
+command -v gdb >/dev/null || fail "gdb missing: run scripts/install-deps.sh --test (package gdb)"
 export PYTHONHASHSEED=0
 cat >"$T/work.py" <<'PY'
 import os

@@ -11,7 +11,7 @@ source "$TESTS_DIR/lib/attachlib.sh"
 require_calltrace
 engine_unsupported ptrace "the ptrace engine's breakpoints kill a program whose calltrace died"
 for tool in redis-server redis-cli redis-benchmark nginx ab curl; do
-    command -v "$tool" >/dev/null || { echo "skipped: no $tool (scripts/install-deps.sh installs it)"; exit 77; }
+    command -v "$tool" >/dev/null || { echo "skipped: no $tool (scripts/install-deps.sh --test installs it)"; exit 77; }
 done
 ROUNDS=${KILL_ROUNDS:-6}
 REDIS=""

@@ -103,7 +103,7 @@ page_server() {
 }
 
 chromium_dump() {
-    command -v chromium >/dev/null || fail "chromium is not installed (scripts/install-deps.sh installs it)"
+    command -v chromium >/dev/null || fail "chromium is not installed (scripts/install-deps.sh --test installs it)"
     local profile
     profile=$(mktemp -d "$T/chromium.XXXXXX")
     timeout -k 5 60 chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \

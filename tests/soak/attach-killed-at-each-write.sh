@@ -21,7 +21,7 @@ source "$(dirname "$0")/../lib/testlib.sh"
 source "$TESTS_DIR/lib/attachlib.sh"
 require_calltrace
 engine_unsupported ptrace "the ptrace engine is made of breakpoints"
-command -v strace >/dev/null || fail "strace is not installed (scripts/install-deps.sh installs it)"
+command -v strace >/dev/null || fail "strace is not installed (scripts/install-deps.sh --test installs it)"
 build attach_unwind O2
 target_start "$BIN"
 FUNCS=(-F dive -F catcher -F relay -F 'walk*' -F round_trip -F fork_child -F 'tiny_*' -F spin_down

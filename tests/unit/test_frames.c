@@ -141,6 +141,73 @@ static void test_deep_recursion(void)
     frames_free(&s);
 }
 
+static uint64_t on_end_count;
+static void count_end(void *ctx, const struct frame *f, unsigned flags)
+{
+    (void)ctx, (void)f, (void)flags;
+    on_end_count++;
+}
+
+/* Returns and searches across stacks: each run of frames (a stack) is searched on its own,
+ * and what a walk from the innermost frame down finds is what they find. */
+static void test_searches_across_stacks(void)
+{
+    struct shadow_stack s = {0};
+    struct ended e = {0};
+    enter(&s, &e, 1, 0x1000, 0xa, MAIN_STACK);
+    enter(&s, &e, 2, 0x0f00, 0xb, MAIN_STACK);
+    enter(&s, &e, 3, 0x0f00, 0xb, MAIN_STACK); /* 2 tail-called 3 */
+    enter(&s, &e, 9, 0x0500, 0xe, ALT_STACK);  /* a handler, on a stack below */
+    enter(&s, &e, 8, 0x0400, 0xd, ALT_STACK);
+    CHECK_EQ_U64(frames_count_runs(&s, 16), 2);
+    CHECK_EQ_U64(frames_count_runs(&s, 1), 1);
+    CHECK_EQ_U64(s.frames[4].run_start, 3);
+    CHECK_EQ_U64(s.frames[2].run_start, 0);
+    CHECK_EQ_U64(frames_innermost_at(&s, 0x0f00), 2);
+    CHECK_EQ_U64(frames_innermost_at(&s, 0x0500), 3);
+    CHECK(frames_innermost_at(&s, 0x0f08) == -1);
+    CHECK(frames_innermost_at(&s, 0x6000) == -1);
+    /* past the returning slot on the innermost frame's stack: not one of ours */
+    CHECK(!frames_return(&s, 0xe, 0x0458, on_end, &e));
+    CHECK_EQ_U64(s.depth, 5);
+    /* siglongjmp out of the handler, then a return on the main stack: the chain of 2 and 3
+     * ends, the handler's frames are closed as unwound */
+    CHECK(frames_return(&s, 0xb, 0x0f08, on_end, &e));
+    CHECK_EQ_U64(s.depth, 1);
+    CHECK_EQ_U64(e.n, 4);
+    CHECK_EQ_U64(e.func[0], 8);
+    CHECK_EQ_U64(e.flags[0] & e.flags[1], EXIT_UNWOUND);
+    CHECK_EQ_U64(e.func[2], 3);
+    CHECK_EQ_U64(e.flags[2] | e.flags[3], 0);
+    /* the outermost frame, found below a new run of the handler's */
+    enter(&s, &e, 9, 0x0500, 0xe, ALT_STACK);
+    CHECK_EQ_U64(s.frames[1].run_start, 1);
+    CHECK(frames_return(&s, 0xa, 0x1008, on_end, &e));
+    CHECK_EQ_U64(s.depth, 0);
+    frames_free(&s);
+}
+
+/* Returns that match no open call under a deep stack, as a program that writes over its ring
+ * makes: each is a search of a run, not a walk over every frame (200000 of them against
+ * 200000 frames took minutes; a run's bisection takes milliseconds). */
+static void test_bad_returns_cost_no_walk(void)
+{
+    struct shadow_stack s = {0};
+    struct ended e = {0};
+    for (uint64_t i = 0; i < 200000; i++)
+        enter(&s, &e, 1, 0x10000000 - i * 16, 0xa, MAIN_STACK);
+    for (int i = 0; i < 200000; i++) {
+        CHECK(!frames_return(&s, 0xa, 0x20000000, count_end, NULL));
+        CHECK(frames_innermost_at(&s, 0x20000000) == -1);
+    }
+    CHECK_EQ_U64(on_end_count, 0);
+    CHECK_EQ_U64(s.depth, 200000);
+    /* and one that does match ends the frames above it */
+    CHECK(frames_return(&s, 0xa, 0x10000000 - 100 * 16 + 8, count_end, NULL));
+    CHECK_EQ_U64(s.depth, 100);
+    frames_free(&s);
+}
+
 int main(void)
 {
     test_nested_returns();
@@ -150,5 +217,7 @@ int main(void)
     test_handler_on_alternate_stack();
     test_inherited_frames_are_marked();
     test_deep_recursion();
+    test_searches_across_stacks();
+    test_bad_returns_cost_no_walk();
     return unit_finish("frames");
 }

@@ -154,6 +154,25 @@ static void test_branch_byte_scan(void)
     CHECK(!arch_branch_bytes_at(other, sizeof(other), AT, &b));
 }
 
+/* Tail calls through a pointer: ff /4 through a register or memory (a GOT slot, with the
+ * notrack prefix of CET), not a call (ff /2) nor a push (ff /6). */
+static void test_indirect_jump(void)
+{
+    const uint8_t jmp_got[] = {0xff, 0x25, 0x22, 0xbc, 0x18, 0x00};  /* jmp *disp(%rip) */
+    const uint8_t jmp_rax[] = {0xff, 0xe0};                          /* jmp *%rax */
+    const uint8_t jmp_r11[] = {0x41, 0xff, 0xe3};                    /* jmp *%r11 */
+    const uint8_t notrack[] = {0x3e, 0xff, 0xe0};                    /* notrack jmp *%rax */
+    const uint8_t call_rax[] = {0xff, 0xd0};                         /* call *%rax */
+    const uint8_t push_mem[] = {0xff, 0x35, 0x00, 0x00, 0x00, 0x00}; /* push disp(%rip) */
+    CHECK(decode(jmp_got, sizeof(jmp_got)).is_indirect_jump);
+    CHECK(decode(jmp_rax, sizeof(jmp_rax)).is_indirect_jump);
+    CHECK(decode(jmp_r11, sizeof(jmp_r11)).is_indirect_jump);
+    CHECK(decode(notrack, sizeof(notrack)).is_indirect_jump);
+    struct arch_insn call = decode(call_rax, sizeof(call_rax));
+    CHECK(!call.is_indirect_jump && !call.is_branch);
+    CHECK(!decode(push_mem, sizeof(push_mem)).is_indirect_jump);
+}
+
 int main(void)
 {
     d = arch_decoder_new();
@@ -171,6 +190,7 @@ int main(void)
     test_rip_relative_is_not_a_branch();
     test_undecodable_and_short();
     test_branch_byte_scan();
+    test_indirect_jump();
     arch_decoder_free(d);
     return unit_finish("test_insn");
 }

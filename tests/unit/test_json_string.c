@@ -35,6 +35,40 @@ static void test_utf8(void)
     check_escape("\xc0\xaf", 2, "\"\xef\xbf\xbd\xef\xbf\xbd\"");                 /* overlong */
 }
 
+/* What a terminal acts on becomes \u: DEL, C1 controls, bidirectional formatting. */
+static void test_terminal_controls(void)
+{
+    check_escape("a\x7f", 2, "\"a\\u007f\"");
+    check_escape("\xc2\x9b"
+                 "2J",
+                 4, "\"\\u009b2J\"");
+    check_escape("\xc2\x80\xc2\x9f\xc2\xa0", 6, "\"\\u0080\\u009f\xc2\xa0\"");
+    check_escape("\xe2\x80\xae", 3, "\"\\u202e\"");
+    check_escape("\xd8\x9c", 2, "\"\\u061c\"");
+}
+
+/* cJSON's output made safe: same JSON, controls escaped, invalid UTF-8 replaced. */
+static void test_text_safe(void)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "n", "x\x1b\x7f\xc2\x9b\xff\xe2\x80\xae\xc3\xa9");
+    char *raw = cJSON_PrintUnformatted(o), *safe = json_text_safe(raw);
+    CHECK(safe &&
+          strcmp(safe, "{\"n\":\"x\\u001b\\u007f\\u009b\xef\xbf\xbd\\u202e\xc3\xa9\"}") == 0);
+    cJSON *back = safe ? cJSON_Parse(safe) : NULL;
+    const cJSON *n = cJSON_GetObjectItem(back, "n");
+    CHECK(cJSON_IsString(n) &&
+          strcmp(n->valuestring, "x\x1b\x7f\xc2\x9b\xef\xbf\xbd\xe2\x80\xae\xc3\xa9") == 0);
+    cJSON_Delete(back);
+    free(safe);
+    free(raw);
+    char *pretty = cJSON_Print(o), *same = json_text_safe(pretty); /* tabs and newlines kept */
+    CHECK(same && strchr(same, '\n') && strchr(same, '\t'));
+    free(same);
+    free(pretty);
+    cJSON_Delete(o);
+}
+
 /* Every byte string must parse back as JSON: a pseudo-random sweep. */
 static void test_random_bytes_parse(void)
 {
@@ -56,6 +90,8 @@ int main(void)
 {
     test_specials();
     test_utf8();
+    test_terminal_controls();
+    test_text_safe();
     test_random_bytes_parse();
     return unit_finish("json_string");
 }

@@ -136,8 +136,8 @@ static void test_nearest_kept_ancestor(const char *path)
     CHECK_EQ_U64(edge(&p, "a", "a"), 1);    /* through hidden and b */
     CHECK_EQ_U64(edge(&p, "main", "a"), 1);
     CHECK_EQ_U64(p.edges.count, 5); /* main->fib, fib->fib, main->a, a->leaf, a->a */
-    CHECK_EQ_U64(p.exclude_hits[0], 1);
-    CHECK_EQ_U64(p.exclude_hits[1], 1);
+    CHECK_EQ_U64(p.names.exclude_hits[0], 1);
+    CHECK_EQ_U64(p.names.exclude_hits[1], 1);
     profile_free(&p);
 }
 
@@ -159,7 +159,7 @@ static void test_depth_and_tid(const char *path)
     CHECK_EQ_U64(stats(&p, "leaf")->calls, 1);
     CHECK_EQ_U64(stats(&p, "main")->calls, 0);
     CHECK_EQ_U64(p.edges.count, 0); /* no kept ancestor above it */
-    CHECK_EQ_U64(p.include_hits[1], 0);
+    CHECK_EQ_U64(p.names.include_hits[1], 0);
     profile_free(&p);
 }
 

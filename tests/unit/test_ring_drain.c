@@ -6,6 +6,7 @@
  * general path: tail calls, longjmp, a call on another stack, an event of no traced function,
  * equal time stamps, and rings that wrap. */
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,9 +47,11 @@ static void harness_open(struct harness *h, const char *path, bool general_only)
     CHECK(addr_map_init(&h->engine.spaces, 4) == 0);
     h->engine.ring_size = RING_SIZE;
     h->engine.general_drain_only = general_only;
+    static volatile sig_atomic_t no_stop;
     h->s.rec = &h->rec;
     h->s.clock = &h->clock;
     h->s.inject = &h->engine;
+    h->s.stop_signal = &no_stop;
     h->proc.pid = getpid();
     h->thread.tid = gettid();
     h->thread.proc = &h->proc;

@@ -19,6 +19,8 @@
 #define OP2_JCC_REL32_LAST 0x8f
 #define OP_XBEGIN 0xc7 /* c7 f8 rel32 */
 #define MODRM_XBEGIN 0xf8
+#define OP_GROUP5 0xff /* ff /4: jmp r/m, ff /5: jmp far m */
+#define MODRM_REG(m) (((m) >> 3) & 7)
 #define PREFIX_OPERAND_SIZE 0x66
 #define REX_MASK 0xf0
 #define REX 0x40
@@ -99,6 +101,8 @@ static void read_branch(const uint8_t *b, struct arch_insn *out)
         return; /* a 16-bit displacement: not in 64-bit code */
     if (i < n && (b[i] & REX_MASK) == REX)
         i++;
+    out->is_indirect_jump =
+        i + 1 < n && b[i] == OP_GROUP5 && (MODRM_REG(b[i + 1]) == 4 || MODRM_REG(b[i + 1]) == 5);
     int32_t rel;
     if (i >= n || !relative_displacement(b + i, n - i, &rel))
         return;

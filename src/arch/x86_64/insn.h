@@ -15,6 +15,7 @@
  *   c7 f8 rel32      xbegin                   is_branch, target = next + rel32
  *   cc               int3                     is_int3
  *   c3, c2 imm16     ret                      is_ret
+ *   ff /4, ff /5     jmp r/m, jmp far m       is_indirect_jump
  *   90, 0f 1f ...    nop                      is_nop
  */
 #ifndef CALLTRACE_ARCH_X86_64_INSN_H
@@ -34,6 +35,7 @@ struct arch_insn {
     bool is_int3;    /* the breakpoint instruction, ARCH_BREAKPOINT_BYTE alone */
     bool is_nop;
     bool is_ret;
+    bool is_indirect_jump; /* through a register or memory: a tail call through a pointer */
 };
 
 /* A decoder for lengths and branch targets (no operand details): opened once per scan. */

@@ -110,6 +110,11 @@ void captures_write_retval(struct session *s, struct thread *t)
     rec_frame_data(s->rec, t->tid, b, b->used);
 }
 
+/* The most bytes of return values a chain of tail calls keeps: a chain has at most a shadow
+ * stack of calls, and a ring's events can make one of any length; past this (dozens of calls
+ * with large values), the chain's outer calls end without theirs. */
+#define TAIL_VALUES_MAX (1u << 20)
+
 void captures_keep_for_chain(struct session *s, struct thread *t)
 {
     struct inject_engine *e = s->inject;
@@ -117,6 +122,11 @@ void captures_keep_for_chain(struct session *s, struct thread *t)
     if (e->tail_values_tid != t->tid)
         e->tail_values_len = 0; /* another thread's chain, cut short (a pending event) */
     e->tail_values_tid = t->tid;
+    if (e->tail_values_len + b->used > TAIL_VALUES_MAX) {
+        dbg(DBG_INJECT, 1, "thread %d: a chain of tail calls keeps too many return values",
+            (int)t->tid);
+        return;
+    }
     if (e->tail_values_len + b->used > e->tail_values_cap) {
         size_t cap = (e->tail_values_len + b->used) * 2;
         uint8_t *grown = realloc(e->tail_values, cap);

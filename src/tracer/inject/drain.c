@@ -31,10 +31,22 @@ static uint64_t real_return(const struct thread *t, const struct inject_space *s
 {
     if (!space_is_blob_exit(sp, ev->ret))
         return ev->ret;
-    for (size_t i = t->stack.depth; i-- > 0;)
-        if (t->stack.frames[i].entry_sp == ev->slot)
-            return t->stack.frames[i].ret_addr;
-    return ev->ret;
+    long i = frames_innermost_at(&t->stack, ev->slot);
+    return i >= 0 ? t->stack.frames[i].ret_addr : ev->ret;
+}
+
+/* What the program wrote makes no sense (it wrote over the memory it shares with calltrace):
+ * left out, counted, and said once a process. */
+static void corrupt(struct session *s, struct inject_space *sp, pid_t tid, uint64_t events,
+                    const char *what)
+{
+    s->inject->corrupt_events += events;
+    if (sp->corrupt_reported)
+        return;
+    sp->corrupt_reported = true;
+    err_msg("inject engine: process %d: thread %d %s: the program wrote over the memory it "
+            "shares with calltrace; what makes no sense there is left out",
+            (int)sp->pid, (int)tid, what);
 }
 
 static uint64_t tick_step(const struct session *s)
@@ -64,14 +76,40 @@ static void end_with_retval(void *ctx, const struct frame *frame, unsigned flags
     session_frame_end(&r->base, frame, flags);
 }
 
+/* The stack t's cached mappings put sp on (stack_region without its /proc read), or 0. */
+static uint64_t known_region(const struct thread *t, uint64_t sp)
+{
+    for (int i = 0; i < 2; i++)
+        if (sp >= t->region_lo[i] && sp < t->region_hi[i])
+            return t->region_hi[i];
+    return 0;
+}
+
+/* A read of /proc/PID/maps costs tens of microseconds, more the more mappings the program has:
+ * a drain of a thread's ring reads it this many times at most, for entries on a stack its cache
+ * does not know (a thread uses two: its own and a signal stack). Past that, the entries the
+ * program wrote on stacks no thread has are taken as on no known stack. */
+#define REGION_READS_PER_DRAIN 16
+
+static uint64_t region_of(struct session *s, struct thread *t, uint64_t slot)
+{
+    uint64_t region = known_region(t, slot);
+    if (region || !s->inject->region_reads_left)
+        return region;
+    s->inject->region_reads_left--;
+    return stack_region(t, slot);
+}
+
 /* last: the ticks of the thread's previous event, updated. data[0..len): what the event
  * carried (-A/-R), or NULL. */
-static void on_event(struct session *s, struct thread *t, const struct inject_space *sp,
+static void on_event(struct session *s, struct thread *t, struct inject_space *sp,
                      const struct inject_event *ev, uint64_t *last, const uint8_t *data, size_t len)
 {
     uint32_t func = ev->func & INJECT_EVENT_FUNC;
-    if (func < sp->first_func || func >= sp->end_func)
-        return; /* the program wrote over its ring: ignore what makes no sense */
+    if (func < sp->first_func || func >= sp->end_func) {
+        corrupt(s, sp, t->tid, 1, "wrote an event of no traced function");
+        return;
+    }
     uint64_t ret = real_return(t, sp, ev);
     if (ev->func & INJECT_EVENT_EXIT) {
         struct retval_end r = {{s, t, ev->tsc}, func, false};
@@ -92,7 +130,7 @@ static void on_event(struct session *s, struct thread *t, const struct inject_sp
     struct frame_end_ctx ctx = {s, t, ev->tsc};
     struct frame call = {.entry_sp = ev->slot,
                          .ret_addr = ret,
-                         .region = stack_region(t, ev->slot),
+                         .region = region_of(s, t, ev->slot),
                          .ticks = ev->tsc,
                          .func = func};
     /* Frames this entry proves abandoned (longjmp) end at its time; the call itself starts a
@@ -103,6 +141,15 @@ static void on_event(struct session *s, struct thread *t, const struct inject_sp
         call.ticks += tick_step(s);
         *last = call.ticks;
     }
+    if (t->stack.depth >= INJECT_DEPTH_MAX) {
+        corrupt(s, sp, t->tid, 1, "opened more calls than its shadow stack holds");
+        return;
+    }
+    if (frames_run_start(&t->stack, call.region) == t->stack.depth &&
+        frames_count_runs(&t->stack, INJECT_STACKS_MAX) == INJECT_STACKS_MAX) {
+        corrupt(s, sp, t->tid, 1, "opened calls on more stacks than a thread uses");
+        return;
+    }
     if (frames_enter(&t->stack, &call, session_frame_end, &ctx) < 0)
         return;
     rec_enter(s->rec, t->proc->pid, t->tid, func, call.ticks);
@@ -110,17 +157,37 @@ static void on_event(struct session *s, struct thread *t, const struct inject_sp
         captures_entered(s, t, func, data, len, ev->slot);
 }
 
+/* How far after calltrace's clock an event's time stamp may be: the TSCs of two CPUs may differ
+ * a little, and an event reserved before the drain read the head may be stamped after it. */
+#define FUTURE_NS 1000000
+
+/* The latest time stamp an event may have now. */
+static uint64_t ticks_limit(const struct session *s)
+{
+    return clock_ticks(s->clock) + (uint64_t)(FUTURE_NS / s->clock->ns_per_tick);
+}
+
 /* The TSC of these machines moves in steps of ~10 ns: a call and the one it makes at once (a tail
  * call) can read the same value, and two calls with the same start and duration have no order
- * in a trace. Each event of a thread is kept at least a nanosecond after the one before. */
-static uint64_t tick_step(const struct session *s);
-
-static void order_ticks(struct session *s, uint64_t *last, struct inject_event *ev)
+ * in a trace. Each event of a thread is kept at least a nanosecond after the one before. The
+ * program writes the time stamps too: none is taken from before calltrace started (the first
+ * event's floor, see first_ticks) nor from after *limit (ticks_limit, read again before an
+ * event is taken to be from the future). */
+static void order_ticks(struct session *s, uint64_t *last, uint64_t *limit, struct inject_event *ev)
 {
     uint64_t step = tick_step(s);
-    if (*last && ev->tsc < *last + step)
+    if (ev->tsc > *limit && ev->tsc > (*limit = ticks_limit(s)))
+        ev->tsc = *limit;
+    if (ev->tsc < *last + step)
         ev->tsc = *last + step;
     *last = ev->tsc;
+}
+
+/* The ticks a slot's events come after: its last event's, or calltrace's start. */
+static uint64_t first_ticks(const struct session *s, const struct inject_space *sp, int slot)
+{
+    uint64_t start = s->clock->start.ticks;
+    return sp->slot_last[slot] > start ? sp->slot_last[slot] : start;
 }
 
 /* An event reserved but never committed: its writer was interrupted by a signal handler that
@@ -146,27 +213,19 @@ static void publish_tail(const struct inject_space *sp, uint8_t *ctl, uint64_t t
     syscall(SYS_futex, ctl + CTL_TAIL, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
-/* The stack t's cached mappings put sp on (stack_region without its /proc read), or 0. */
-static uint64_t known_region(const struct thread *t, uint64_t sp)
-{
-    for (int i = 0; i < 2; i++)
-        if (sp >= t->region_lo[i] && sp < t->region_hi[i])
-            return t->region_hi[i];
-    return 0;
-}
-
 /* Nearly every event is a call made below the open one on the same stack, or the return of the
  * open one: this loop does for them what on_event and the shadow-stack rules would, without
  * their generality (it is most of calltrace's work per traced call). It stops at the first
  * event it cannot take as simply (not committed yet, with data, a tail call, an unwound or
- * inherited frame, an unknown stack...), which drain_slot then gives to on_event; returns the
- * position it reached. Not used with -A/-R or the call filters. Few live values, so that they
- * stay in registers: the events packed and the calls made are counted from positions and
- * depths afterwards, not as it goes. */
+ * inherited frame, an unknown stack, a call deeper than the shadow stack holds, a time stamp
+ * past limit...), which drain_slot then gives to on_event; returns the position it reached.
+ * Not used with -A/-R or the call filters. Few live values, so that they stay in registers:
+ * the events packed and the calls made are counted from positions and depths afterwards, not as
+ * it goes. */
 static __attribute__((noinline)) uint64_t drain_common(struct session *s, struct inject_space *sp,
                                                        int slot, struct thread *t,
                                                        const uint8_t *ring, uint64_t tail,
-                                                       uint64_t head)
+                                                       uint64_t head, uint64_t limit)
 {
     struct rec_packer pk;
     if (!rec_packer_begin(s->rec, t->proc->pid, t->tid, sp->slot_last[slot], &pk))
@@ -178,12 +237,13 @@ static __attribute__((noinline)) uint64_t drain_common(struct session *s, struct
     const struct exit_set exits = space_exit_set(sp);
     const uint32_t first_func = sp->first_func, nfuncs = sp->end_func - sp->first_func;
     struct frame *frames = t->stack.frames;
-    const size_t cap = t->stack.cap, depth0 = t->stack.depth;
+    const size_t depth0 = t->stack.depth;
+    const size_t cap = t->stack.cap < INJECT_DEPTH_MAX ? t->stack.cap : INJECT_DEPTH_MAX;
     size_t depth = depth0;
     /* prev: the thread's last event, which each is kept a step after (the general path may
      * have taken some that recorded nothing); last: the last one recorded, which the packer
      * counts deltas from */
-    uint64_t start = tail, last = pk.last_ticks, prev = sp->slot_last[slot];
+    uint64_t start = tail, last = pk.last_ticks, prev = first_ticks(s, sp, slot);
     uint8_t *at = pk.at;
     for (; tail != head && at <= pk.limit; tail += EVENT_SIZE) {
         /* the ring was written up to a millisecond ago: out of L1, often of L2 */
@@ -193,9 +253,9 @@ static __attribute__((noinline)) uint64_t drain_common(struct session *s, struct
             break;
         uint32_t func = ev.func & INJECT_EVENT_FUNC;
         if ((ev.func & INJECT_EVENT_DATA) || func - first_func >= nfuncs || ev.ret == exit ||
-            ev.ret == exit_args || (exits.nlibs && exit_set_has(&exits, ev.ret)))
+            ev.ret == exit_args || ev.tsc > limit || (exits.nlibs && exit_set_has(&exits, ev.ret)))
             break;
-        uint64_t ticks = prev && ev.tsc < prev + step ? prev + step : ev.tsc;
+        uint64_t ticks = ev.tsc < prev + step ? prev + step : ev.tsc;
         struct frame *top = depth ? &frames[depth - 1] : NULL;
         if (ev.func & INJECT_EVENT_EXIT) {
             if (!top || top->entry_sp != ev.slot || top->ret_addr != ev.ret || top->inherited ||
@@ -208,11 +268,13 @@ static __attribute__((noinline)) uint64_t drain_common(struct session *s, struct
             if (!region || depth == cap ||
                 (top && (top->region != region || top->entry_sp <= ev.slot)))
                 break;
-            frames[depth++] = (struct frame){.entry_sp = ev.slot,
-                                             .ret_addr = ev.ret,
-                                             .region = region,
-                                             .ticks = ticks,
-                                             .func = func};
+            frames[depth] = (struct frame){.entry_sp = ev.slot,
+                                           .ret_addr = ev.ret,
+                                           .region = region,
+                                           .ticks = ticks,
+                                           .func = func,
+                                           .run_start = top ? top->run_start : 0};
+            depth++;
             at += call_pack_event(at, REC_ENTER, 0, func, ticks, last);
         }
         last = prev = ticks;
@@ -231,6 +293,29 @@ static __attribute__((noinline)) uint64_t drain_common(struct session *s, struct
     return tail;
 }
 
+/* Told to stop (SIGINT, SIGTERM), calltrace drains for this long at most, all rings together
+ * (the time drains take, not a detach's other work): a program can fill its rings with events
+ * that each cost calltrace more than a usual one, and the user is waiting. */
+#define STOP_DRAIN_NS 1000000000
+
+/* Told to stop: *began is when this drain first saw it (0 before). True once the drains since
+ * took STOP_DRAIN_NS. */
+static bool drain_cut(struct session *s, uint64_t *began)
+{
+    uint64_t now = clock_ticks(s->clock);
+    if (!*began)
+        *began = now;
+    return (double)(s->inject->stop_drained + now - *began) * s->clock->ns_per_tick > STOP_DRAIN_NS;
+}
+
+/* Calls calltrace itself could not record, and why (those the trampolines dropped are counted
+ * in the control blocks). */
+static void count_drops(struct inject_engine *e, enum drop_cause cause, uint64_t calls)
+{
+    e->drops += calls;
+    e->drops_by[cause] += calls;
+}
+
 static void drain_slot(struct session *s, struct inject_space *sp, int slot, struct thread *t,
                        bool final)
 {
@@ -239,43 +324,53 @@ static void drain_slot(struct session *s, struct inject_space *sp, int slot, str
     if (head == tail)
         return;
     if (!ring_span_ok(tail, head, sp->ring_size)) {
-        if (!sp->corrupt_reported)
-            err_msg("inject engine: process %d: thread %d's ring is corrupt; its calls are "
-                    "no longer recorded",
-                    (int)sp->pid, (int)t->tid);
-        sp->corrupt_reported = true;
-        s->inject->corrupt_slots++;
+        corrupt(s, sp, t->tid, 1, "wrote impossible positions into its ring's indexes");
         space_store(ctl, CTL_TAIL, head);
         return;
     }
+    /* after the head: every event in [tail, head) was stamped before this, unless its writer
+     * was between reserving it and reading the time (order_ticks reads the clock again) */
+    uint64_t limit = ticks_limit(s);
+    s->inject->region_reads_left = REGION_READS_PER_DRAIN;
     const struct ring_view rv = space_ring_view(sp, ctl);
-    uint64_t since_publish = 0;
+    uint64_t since_publish = 0, stop_began = 0;
     if (s->capture && !s->inject->record)
         s->inject->record = malloc(INJECT_RECORD_MAX);
     uint8_t *data = s->inject->record;
     bool common = !s->capture && !s->rec->gate && !s->inject->general_drain_only;
     for (size_t size; tail != head; tail += size) {
-        if (common && (tail = drain_common(s, sp, slot, t, rv.ring, tail, head)) == head)
+        if (common && (tail = drain_common(s, sp, slot, t, rv.ring, tail, head, limit)) == head)
             break;
+        if (*s->stop_signal && drain_cut(s, &stop_began)) {
+            /* about a call for every two events: its entry and its exit */
+            count_drops(s->inject, DROP_STOPPED, (head - tail) / (2 * EVENT_SIZE));
+            dbg(DBG_INJECT, 1, "thread %d: %llu bytes of its ring left unread: told to stop",
+                (int)t->tid, (unsigned long long)(head - tail));
+            tail = head;
+            break;
+        }
         struct inject_event ev;
         enum ring_state state = ring_read(&rv, tail, head, &ev, data, &size);
         if (state == RING_PENDING && !final) {
-            uint64_t now = clock_ticks(s->clock);
+            uint64_t stuck = clock_ticks(s->clock);
             /* only the time the thread could run counts: a thread stopped in the middle of a
              * trampoline (SIGSTOP, a ptrace stop) commits its event once it runs again */
             if (sp->slot_stuck_at[slot] != tail + 1 || proc_task_stopped(sp->pid, t->tid)) {
                 sp->slot_stuck_at[slot] = tail + 1;
-                sp->slot_stuck_since[slot] = now;
+                sp->slot_stuck_since[slot] = stuck;
             }
-            if ((double)(now - sp->slot_stuck_since[slot]) * s->clock->ns_per_tick < STUCK_NS)
+            if ((double)(stuck - sp->slot_stuck_since[slot]) * s->clock->ns_per_tick < STUCK_NS)
                 break;
         }
-        if (state != RING_READY) {
-            s->inject->drops++;
-            s->inject->drops_by[DROP_UNREADABLE]++;
+        if (state == RING_CORRUPT)
+            corrupt(s, sp, t->tid, 1, "wrote a record of an impossible length");
+        else if (state != RING_READY)
+            count_drops(s->inject, DROP_UNREADABLE, 1);
+        if (state != RING_READY)
             continue;
-        }
-        order_ticks(s, &sp->slot_last[slot], &ev);
+        uint64_t last = first_ticks(s, sp, slot);
+        order_ticks(s, &last, &limit, &ev);
+        sp->slot_last[slot] = last;
         bool with_data = ev.func & INJECT_EVENT_DATA;
         on_event(s, t, sp, &ev, &sp->slot_last[slot], with_data ? data : NULL,
                  with_data ? size - EVENT_SIZE : 0);
@@ -284,6 +379,10 @@ static void drain_slot(struct session *s, struct inject_space *sp, int slot, str
         if (since_publish % TAIL_PUBLISH_EVENTS == 0)
             publish_tail(sp, ctl, tail + size);
     }
+    if (stop_began)
+        s->inject->stop_drained += clock_ticks(s->clock) - stop_began;
+    if (sp->slot_last[slot] > t->last_ticks)
+        t->last_ticks = sp->slot_last[slot];
     publish_tail(sp, ctl, tail);
 }
 
@@ -394,11 +493,9 @@ bool inject_hooked_return(const struct session *s, const struct thread *t, uint6
     const struct inject_space *sp = addr_map_get(&s->inject->spaces, (uint64_t)t->proc->pid);
     if (!sp || !space_is_blob_exit(sp, *ret))
         return false;
-    for (size_t i = t->stack.depth; i-- > 0;)
-        if (t->stack.frames[i].entry_sp == rsp) {
-            *ret = t->stack.frames[i].ret_addr;
-            break;
-        }
+    long i = frames_innermost_at(&t->stack, rsp);
+    if (i >= 0)
+        *ret = t->stack.frames[i].ret_addr;
     return true;
 }
 
@@ -416,7 +513,7 @@ static uint64_t sum_slot_counts(const struct session *s, uint64_t base, size_t a
         const struct inject_space *sp = slot->value;
         for (int i = 0; i < REGION_SLOTS; i++)
             if (sp->slot_tid[i])
-                n += space_load(space_ctl(sp, i), at);
+                n += space_count(space_ctl(sp, i), at);
     }
     return n;
 }
@@ -443,4 +540,9 @@ void inject_drop_causes(const struct session *s, uint64_t by[DROP_CAUSES])
 uint64_t inject_lost_returns(const struct session *s)
 {
     return s->inject ? sum_slot_counts(s, s->inject->lost_returns, CTL_LOST_RETURNS) : 0;
+}
+
+uint64_t inject_corrupt_events(const struct session *s)
+{
+    return s->inject ? s->inject->corrupt_events : 0;
 }

@@ -58,7 +58,9 @@ struct inject_engine {
     uint64_t drops;             /* calls not recorded, from spaces already gone */
     uint64_t drops_by[DROP_CAUSES]; /* the same by cause, and the events calltrace could not read */
     uint64_t lost_returns;          /* returns not recorded, from spaces already gone */
-    uint64_t corrupt_slots;         /* rings whose indexes made no sense: no longer read */
+    uint64_t corrupt_events;        /* events the program wrote that made no sense: left out */
+    uint64_t stop_drained;          /* ticks drains took since calltrace was told to stop */
+    unsigned region_reads_left;     /* /proc/PID/maps reads the drain of a ring may still make */
     uint64_t tick_step;             /* ticks in a nanosecond, rounded up; 0 until needed */
     struct addr_map capture_tables; /* func id + 1 -> its capture table (-A/-R), as placed */
     struct values_buf *values;      /* the record being decoded from a ring (-A/-R) */
@@ -107,10 +109,11 @@ bool inject_patched_at(const struct session *s, const struct process *p, uint64_
  * block (attach.c); via: the thread to run system calls in. */
 void inject_attach_threads(struct session *s, struct process *p, pid_t via);
 bool inject_in_stale_code(const struct session *s, const struct process *p, uint64_t pc);
-/* Leaving attached processes, every thread stopped and out of the injected code: entries and
- * hooked return addresses restored, no trampoline waits for calltrace any more. Returns 0, or
- * -1 (said on stderr). */
-int inject_detach(struct session *s);
+/* Leaving attached processes, every thread stopped (held[0..nheld)) and out of the injected
+ * code: entries and hooked return addresses restored, no trampoline waits for calltrace any
+ * more, and what calltrace mapped unmapped unless a frame may still use it (leftovers.h).
+ * Returns 0, or -1 (said on stderr). */
+int inject_detach(struct session *s, struct thread *const *held, size_t nheld);
 
 /* Answers the requests of the in-process hooks that need calltrace (requests.c): between two
  * passes over the rings. */
@@ -198,5 +201,7 @@ void inject_own_code(struct session *s, struct thread *t, bool done);
 /* Returns the trampolines could not record (ring full): their calls are in the trace, ended at
  * the next event that proves them over. */
 uint64_t inject_lost_returns(const struct session *s);
+/* Events the programs wrote into their rings that made no sense, left out. */
+uint64_t inject_corrupt_events(const struct session *s);
 
 #endif

@@ -61,5 +61,6 @@ const struct tracer_backend inject_backend = {
     .drop_causes = inject_drop_causes,
     .own_code = inject_own_code,
     .lost_returns = inject_lost_returns,
+    .corrupt_events = inject_corrupt_events,
     .insert_hook = inject_insert_linker_hook,
 };

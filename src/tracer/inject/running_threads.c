@@ -6,14 +6,13 @@
  * (created after calltrace died) runs untraced.
  *
  * Detaching, with every thread stopped and moved out of the injected code (control/detach.c):
- *   1. every patched entry gets its original bytes back;
+ *   1. every patched entry gets its original bytes back (a hop a thread resumes on stays);
  *   2. every return address a call hooked (the exit trampoline, in its slot) gets the real one
  *      back, from the thread's shadow stack, newest first;
  *   3. every control block is marked given up, so no trampoline still running (a signal frame
  *      may return into one) ever waits for calltrace again;
- *   4. the memory of the rings is given back (space_free_rings).
- * The code and the shared region stay mapped: a signal frame or a relocated call may still
- * return there, and both lead back to the program's own code. */
+ *   4. what calltrace mapped in the program is unmapped, unless a frame may still use it
+ *      (leftovers.h: then only what it uses stays, private to the program). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,10 +22,12 @@
 #include "arch/x86_64/machine.h"
 #include "arch/ring_abi.h"
 #include "tracer/inject/hops.h"
+#include "tracer/inject/leftovers.h"
 #include "tracer/inject/inject.h"
 #include "tracer/inject/patch.h"
 #include "tracer/inject/space.h"
 #include "remote/memory.h"
+#include "tracer/stack_scan.h"
 #include "util/log.h"
 
 /* The calls of a shadow stack (entries[0..depth), a copy) return to their real addresses,
@@ -105,6 +106,23 @@ bool inject_in_stale_code(const struct session *s, const struct process *p, uint
     return sp && stale_code_has(&sp->stale, pc);
 }
 
+/* Does a frame of the stopped thread t still use a set an earlier detach kept (leftovers.h)? */
+static bool in_kept_code(const struct inject_space *sp, const struct thread *t)
+{
+    if (!sp->nkept)
+        return false;
+    struct thread_stack st;
+    thread_stack_read(t->proc->pid, t->tid, t->proc->mem_fd, &st);
+    bool uses = false;
+    for (size_t i = 0; i < sp->nkept && !uses; i++) {
+        const struct kept_set *k = &sp->kept[i];
+        struct code_set set = {k->ranges, k->nranges, k->returns, k->nreturns};
+        uses = thread_stack_uses(&st, t->proc->mem_fd, &set);
+    }
+    thread_stack_free(&st);
+    return uses;
+}
+
 /* Gives the stopped thread t its control block (the main thread the one set up for it). */
 static void give_block(struct session *s, struct inject_space *sp, struct thread *t, pid_t via)
 {
@@ -131,9 +149,22 @@ static void give_block(struct session *s, struct inject_space *sp, struct thread
             space_slot_release(s->inject, sp, slot);
         return;
     }
-    uint64_t old = 0;
-    if (mem_read(t->proc->mem_fd, arch_tls_base(&regs) + INJECT_TCB_SLOT, &old, sizeof(old)) == 0 &&
-        old > 1 && (old < sp->remote || old >= sp->remote + sp->size))
+    uint64_t old = 0, region = 0;
+    bool earlier =
+        mem_read(t->proc->mem_fd, arch_tls_base(&regs) + INJECT_TCB_SLOT, &old, sizeof(old)) == 0 &&
+        old > 1 && (old < sp->remote || old >= sp->remote + sp->size);
+    if (earlier && mem_read(t->proc->mem_fd, old + CTL_REGION, &region, sizeof(region)) == 0)
+        leftovers_note(t->proc, sp, region);
+    if (in_kept_code(sp, t)) {
+        /* A frame of it still runs in what an earlier detach kept for it (a signal handler
+         * that interrupted a trampoline): it keeps that block, untraced, as above. */
+        dbg(DBG_INJECT, 1, "thread %d: still in code an earlier calltrace kept: not traced",
+            (int)t->tid);
+        if (slot >= 0)
+            space_slot_release(s->inject, sp, slot);
+        return;
+    }
+    if (earlier)
         unhook_stale(t->proc, t->tid, old);
     if (!is_main)
         slot = space_slot_take(sp, t->tid);
@@ -158,20 +189,26 @@ void inject_attach_threads(struct session *s, struct process *p, pid_t via)
     }
 }
 
-/* Step 1. A hop a thread is on (hops.h) stays, in the padding, where nothing leads once the
- * entries are back. */
-static int restore_entries(struct session *s, struct process *p, const struct inject_space *sp)
+/* Step 1. A hop a thread resumes on (hops.h), now or when a signal handler returns, stays, in
+ * the padding, where nothing leads once the entries are back. */
+static int restore_entries(struct process *p, const struct inject_space *sp,
+                           const struct held_stacks *hs)
 {
-    uint64_t pcs[1024];
     size_t n = 0;
-    ADDR_MAP_FOREACH(&s->threads, slot)
-    {
-        struct thread *t = slot->value;
-        arch_regs regs;
-        if (t->proc == p && n < 1024 && ptrace(PTRACE_GETREGS, t->tid, 0, &regs) == 0)
-            pcs[n++] = arch_pc(&regs);
+    for (size_t i = 0; i < hs->n; i++)
+        n += 1 + hs->v[i].nrips;
+    uint64_t *pcs = calloc(n ? n : 1, sizeof(*pcs));
+    if (!pcs)
+        return -1;
+    n = 0;
+    for (size_t i = 0; i < hs->n; i++) {
+        pcs[n++] = hs->v[i].pc;
+        for (size_t r = 0; r < hs->v[i].nrips; r++)
+            pcs[n++] = hs->v[i].rips[r];
     }
-    return space_restore_patches(p->mem_fd, sp->patches, sp->npatches, pcs, n);
+    int rc = space_restore_patches(p->mem_fd, sp->patches, sp->npatches, pcs, n);
+    free(pcs);
+    return rc;
 }
 
 /* Step 2 for one thread's shadow stack. */
@@ -186,23 +223,38 @@ static int unhook_returns(struct process *p, const struct inject_space *sp, int 
     return rc;
 }
 
-int inject_detach(struct session *s)
+/* One process left: its space, and the stacks of the threads that run in its memory. */
+struct leaving {
+    struct inject_space *sp;
+    struct process *p;
+    struct held_stacks stacks;
+};
+
+int inject_detach(struct session *s, struct thread *const *held, size_t nheld)
 {
     int rc = 0;
+    size_t n = 0;
+    struct leaving *v = calloc(s->inject->spaces.count + 1, sizeof(*v));
+    if (!v)
+        return -1;
     ADDR_MAP_FOREACH(&s->inject->spaces, slot)
     {
         struct inject_space *sp = slot->value;
         struct process *p = addr_map_get(&s->processes, (uint64_t)sp->pid);
-        if (p && restore_entries(s, p, sp) < 0) {
+        struct leaving *l = &v[n++];
+        *l = (struct leaving){sp, p, {0}};
+        if (!p)
+            continue;
+        held_stacks_read(s, p->as, held, nheld, &l->stacks); /* before anything changes */
+        if (restore_entries(p, sp, &l->stacks) < 0) {
             err_msg("process %d: cannot restore its code: %s", (int)p->pid, strerror(errno));
             rc = -1;
         }
     }
     inject_drain(s, false); /* the calls the threads made on their way out */
-    ADDR_MAP_FOREACH(&s->inject->spaces, slot)
-    {
-        struct inject_space *sp = slot->value;
-        struct process *p = addr_map_get(&s->processes, (uint64_t)sp->pid);
+    for (size_t k = 0; k < n; k++) {
+        struct inject_space *sp = v[k].sp;
+        struct process *p = v[k].p;
         for (int i = 0; p && i < REGION_SLOTS; i++) {
             if (!sp->slot_tid[i])
                 continue;
@@ -215,6 +267,11 @@ int inject_detach(struct session *s)
         }
         space_store(sp->local, REGION_GONE, 1); /* no hook of the program waits for us again */
         space_free_rings(sp);
+        if (p && leftovers_release(sp, p, &v[k].stacks) < 0)
+            dbg(DBG_INJECT, 1, "process %d: some of what calltrace mapped stays mapped",
+                (int)p->pid);
+        held_stacks_free(&v[k].stacks);
     }
+    free(v);
     return rc;
 }

@@ -10,6 +10,7 @@
 #include "arch/x86_64/inject_tramp.h"
 #include "tracer/inject/captures.h"
 #include "tracer/inject/inject.h"
+#include "tracer/inject/leftovers.h"
 #include "tracer/inject/patch.h"
 #include "tracer/inject/space.h"
 #include "remote/memory.h"
@@ -134,6 +135,8 @@ long inject_trace_image(struct session *s, struct process *p, pid_t via,
         return -1;
     }
     sp->stale = stale;
+    if (s->attached)
+        leftovers_find(p, sp);
     sp->hold_jumps = s->attached; /* until the unwinder hooks are in: inject_attach_threads */
     int main_slot = space_slot_take(sp, p->pid);
     space_slot_own(sp, main_slot, p, via);
@@ -142,8 +145,11 @@ long inject_trace_image(struct session *s, struct process *p, pid_t via,
         space_free(e, sp);
         return -1;
     }
-    if (ptrace(PTRACE_SETOPTIONS, via, 0,
-               s->attached ? INJECT_ATTACH_OPTIONS : INJECT_TRACE_OPTIONS) < 0)
+    /* a launched program that -t leaves (leave_signal) has exit stops too: see control_detach */
+    unsigned long options = s->attached       ? INJECT_ATTACH_OPTIONS
+                            : s->leave_signal ? INJECT_TRACE_OPTIONS | PTRACE_O_TRACEEXIT
+                                              : INJECT_TRACE_OPTIONS;
+    if (ptrace(PTRACE_SETOPTIONS, via, 0, options) < 0)
         dbg(DBG_INJECT, 1, "process %d: cannot ask for vfork-done stops: %s", (int)p->pid,
             strerror(errno));
     space_list_copy(sp, code, 0, UINT32_MAX);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -34,6 +35,30 @@ static int remote_call(struct process *p, pid_t via, long nr, uint64_t a0, uint6
     return 0;
 }
 
+/* The seals calltrace puts on the region's memfd. The program can reach the memfd (through
+ * /proc/self/map_files, or /proc/CALLTRACE/fd/N when it runs as calltrace's user) and truncate
+ * it: calltrace's next read of the region would be a SIGBUS. Sealed, its size cannot change
+ * (the region is made whole at once, sparse, and never grows: a thread beyond its slots runs
+ * untraced), and no other seal can be added (F_SEAL_WRITE would fail calltrace's own writes,
+ * and punching holes, as space_free_rings does, is left allowed). */
+#define REGION_SEALS (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)
+
+/* Seals the memfd fd, then checks that it is what calltrace made: size bytes, only its seals
+ * (the program could have changed it before the seals, in the program's memfd). */
+static int seal_region(int fd, size_t size, const char **what)
+{
+    struct stat st;
+    *what = "sealing the region's memfd (F_ADD_SEALS)";
+    if (fcntl(fd, F_ADD_SEALS, REGION_SEALS) < 0 || fstat(fd, &st) < 0)
+        return -1;
+    *what = "the region's memfd, changed by the program before it was sealed";
+    if ((uint64_t)st.st_size != size || fcntl(fd, F_GET_SEALS) != REGION_SEALS) {
+        errno = EINVAL;
+        return -1;
+    }
+    return 0;
+}
+
 /* The region is a memfd the program creates itself and calltrace takes a descriptor of with
  * pidfd_getfd, which asks for no more than the ptrace access calltrace already has: a program
  * of another user (nginx's workers run as www-data) gets it as well as one of calltrace's own.
@@ -48,7 +73,8 @@ static int create_in_program(struct process *p, pid_t via, size_t size, uint64_t
     if (mem_write(p->mem_fd, name_addr, name, sizeof(name)) < 0)
         return -1;
     *what = "memfd_create in the program";
-    if (remote_call(p, via, SYS_memfd_create, name_addr, MFD_CLOEXEC, 0, 0, 0, 0, &fd) < 0)
+    if (remote_call(p, via, SYS_memfd_create, name_addr, MFD_CLOEXEC | MFD_ALLOW_SEALING, 0, 0, 0,
+                    0, &fd) < 0)
         return -1;
     int rc = -1, saved = 0;
     *what = "ftruncate in the program"; /* sparse: only the pages the threads touch take memory */
@@ -67,10 +93,10 @@ static int create_in_program(struct process *p, pid_t via, size_t size, uint64_t
         close(pidfd);
         errno = saved;
     }
-    if (pidfd >= 0 && *local_fd >= 0) {
-        rc = 0;
-    } else {
-        saved = errno; /* pidfd_open's or pidfd_getfd's */
+    if (pidfd >= 0 && *local_fd >= 0)
+        rc = seal_region(*local_fd, size, what);
+    if (rc < 0) {
+        saved = errno; /* pidfd_open's, pidfd_getfd's or the seals' */
         if (remote_call(p, via, SYS_munmap, *remote, size, 0, 0, 0, 0, &ignored) < 0)
             dbg(DBG_INJECT, 1, "process %d: cannot unmap a region it will not use: %s", (int)p->pid,
                 strerror(errno));
@@ -92,11 +118,11 @@ static int share_from_calltrace(struct process *p, pid_t via, size_t size, uint6
     char path[64];
     uint64_t fd, ignored;
     *what = "memfd_create";
-    if ((*local_fd = memfd_create("calltrace-rings", MFD_CLOEXEC)) < 0)
+    if ((*local_fd = memfd_create("calltrace-rings", MFD_CLOEXEC | MFD_ALLOW_SEALING)) < 0)
         return -1;
     *what = "ftruncate";
     int n = snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)getpid(), *local_fd);
-    if (ftruncate(*local_fd, (off_t)size) < 0)
+    if (ftruncate(*local_fd, (off_t)size) < 0 || seal_region(*local_fd, size, what) < 0)
         return -1;
     *what = "opening calltrace's memfd in the program";
     if (mem_write(p->mem_fd, path_addr, path, (size_t)n + 1) < 0 ||
@@ -162,6 +188,7 @@ void space_free(struct inject_engine *e, struct inject_space *sp)
     free(sp->patches);
     free(sp->lib_blobs);
     free(sp->stale.v);
+    leftovers_free(sp);
     free(sp);
 }
 
@@ -260,12 +287,12 @@ void space_slot_own(struct inject_space *sp, int slot, struct process *p, pid_t 
 
 void space_slot_release(struct inject_engine *e, struct inject_space *sp, int slot)
 {
-    const void *ctl = space_ctl(sp, slot);
-    e->drops += space_load(ctl, CTL_DROPS);
-    e->drops_by[DROP_RING_FULL] += space_load(ctl, CTL_DROPS_FULL);
-    e->drops_by[DROP_SHADOW_FULL] += space_load(ctl, CTL_DROPS_SHADOW);
-    e->drops_by[DROP_VFORK] += space_load(ctl, CTL_DROPS_VFORK);
-    e->lost_returns += space_load(space_ctl(sp, slot), CTL_LOST_RETURNS);
+    const uint8_t *ctl = space_ctl(sp, slot);
+    e->drops += space_count(ctl, CTL_DROPS);
+    e->drops_by[DROP_RING_FULL] += space_count(ctl, CTL_DROPS_FULL);
+    e->drops_by[DROP_SHADOW_FULL] += space_count(ctl, CTL_DROPS_SHADOW);
+    e->drops_by[DROP_VFORK] += space_count(ctl, CTL_DROPS_VFORK);
+    e->lost_returns += space_count(ctl, CTL_LOST_RETURNS);
     sp->slot_tid[slot] = 0;
     sp->slot_fs[slot] = 0;
     sp->slot_lender[slot] = 0;

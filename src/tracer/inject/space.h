@@ -12,6 +12,7 @@
 #include "tracer/inject/inject.h"
 #include "tracer/inject/ring_reader.h"
 #include "tracer/inject/unwind.h"
+#include "tracer/inject/leftovers.h"
 
 /*   region:  header (4 KiB: the main thread's claim word) | slot 0 | slot 1 | ... slot N-1
  *   slot:    ctl (4 KiB, arch/ring_abi.h CTL_*) | shadow stack | ring
@@ -27,8 +28,23 @@
 #define REGION_PROGRESS 64
 _Static_assert(REGION_GONE == REGION_PROGRESS + 8,
                "the hook routine finds it after the progress word");
+/* In a header a detach kept (leftovers.h): the mark, and how many ranges it kept, listed (struct
+ * addr_range) right after the copies of the blob (REGION_COPY). */
+#define REGION_KEPT 8
+#define REGION_KEPT_COUNT 16
+#define REGION_KEPT_MARK 0x31307470656b7463ull /* "ctkept01" */
+/* CTL_CONSUMER of a control block a detach kept: no process has this pid (the kernel's limit,
+ * PID_MAX_LIMIT, is 4194304), so a trampoline that still signals calltrace reaches nobody. */
+#define NO_CONSUMER 0x7fffffffu
 #define REGION_SLOTS 256       /* threads alive at once; more run untraced */
-#define SHADOW_SIZE (8u << 20) /* 262144 nested calls */
+#define SHADOW_SIZE (8u << 20) /* 262142 nested calls */
+/* The most calls a thread can have open: what its shadow stack holds (a trampoline drops the
+ * calls past it). Deeper calls read from a ring were written there by the program itself, as
+ * were calls on more stacks at once than a thread uses (its own and a signal stack; the
+ * engine does not trace programs that switch stacks): left out, so that calltrace's memory and
+ * its work per event stay bounded whatever the program writes. */
+#define INJECT_DEPTH_MAX ((SHADOW_SIZE - SHADOW_HEADER) / SHADOW_ENTRY_SIZE)
+#define INJECT_STACKS_MAX 16
 
 struct inject_patch {
     uint64_t addr;
@@ -74,7 +90,7 @@ struct inject_space {
     size_t nlib_blobs;
     struct inject_patch *patches;
     size_t npatches, patches_cap;
-    bool corrupt_reported;
+    bool corrupt_reported; /* the program wrote over the region: said once */
     struct unwind_hook unwind_hooks[UNWIND_HOOKS_MAX]; /* breakpoints of tracer/inject/unwind.c */
     size_t nunwind_hooks;
     uint32_t slot_unwinding[REGION_SLOTS];    /* exceptions thrown, not caught yet (unwind.c) */
@@ -84,6 +100,8 @@ struct inject_space {
     uint64_t linker_hook;    /* the dynamic linker's _dl_debug_state, hooked in the program, or 0 */
     struct stale_code stale; /* attached: what a killed calltrace left (stale_patches.c) */
     bool hold_jumps;         /* attaching: the jumps wait for patch_flush_held */
+    struct kept_set *kept;   /* attached: what earlier detaches kept (leftovers.h) */
+    size_t nkept;
 };
 
 /* Has p create the region (a memfd) and map it, through the stopped thread via, and maps it in
@@ -214,6 +232,16 @@ static inline uint64_t space_load(const uint8_t *ctl, size_t off)
 static inline void space_store(uint8_t *ctl, size_t off, uint64_t v)
 {
     __atomic_store_n((uint64_t *)(ctl + off), v, __ATOMIC_RELEASE);
+}
+
+/* A count the trampolines keep in a control block (CTL_DROPS, CTL_LOST_RETURNS), or 0 when the
+ * program wrote one no thread can reach (2^48 calls, days of nothing else) over it: the
+ * closing line's sums stay true to what the threads could have done, and never wrap. */
+#define SLOT_COUNT_MAX (1ull << 48)
+static inline uint64_t space_count(const uint8_t *ctl, size_t off)
+{
+    uint64_t n = space_load(ctl, off);
+    return n <= SLOT_COUNT_MAX ? n : 0;
 }
 
 #endif

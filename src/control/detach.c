@@ -5,7 +5,8 @@
  *      gets its program counter back on the breakpoint (the original instruction runs once
  *      restored)
  *   2. step each thread that sits in a scratch page until it is back in the program's code
- *   3. write back the byte under every breakpoint; unmap calltrace's scratch pages, unless a
+ *   3. write back the byte under every breakpoint; let a child forked during the attachment that
+ *      has not run yet go as any child is let go; unmap calltrace's scratch pages, unless a
  *      frame may still run there (the inject backend: its region too, tracer/inject/leftovers.h)
  *   4. detach each thread, handing it the signal it was about to receive, if any
  *   5. a vfork parent, which cannot stop while its child runs on its memory, is left out of
@@ -250,6 +251,20 @@ static int restore_bytes(struct process *p)
     return failed;
 }
 
+/* Step 3a: a child forked during the attachment whose first stop came only with the detach was
+ * held without being started (stop_loop.c, hold): it still has in its memory what its parent had
+ * of its backend's at the fork (the inject engine's patches, its parent's shared rings, the calls
+ * it was forked from hooked). It is let go as any child is (control/release.c), before its
+ * scratch pages may be unmapped; the backend has nothing to do for the other processes. */
+static void release_children(struct session *s, struct thread *const *list, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        struct process *p = list[i]->proc;
+        if (p && list[i]->tid == p->pid && p->as->refs == 1 && p->backend->release_child)
+            p->backend->release_child(s, p, list[i]->tid);
+    }
+}
+
 /* Step 3b: the scratch pages the backend left mapped (the breakpoints' out-of-line copies; the
  * inject backend unmaps its own with its region) go, unless a frame may still run there: a
  * signal handler that interrupted an out-of-line copy returns into it (tracer/stack_scan.h). */
@@ -319,6 +334,7 @@ int control_detach(struct session *s)
             rc = -1;
         }
     }
+    release_children(s, list, n);
     release_scratch(s, list, n);
     if (release_held(s, list, n, now) < 0)
         rc = -1;

@@ -2,8 +2,8 @@
 # attachlib.sh -- helpers for the tests of `calltrace -p` (tests/e2e/28, 38, 39, 75, 76), sourced
 # after testlib.sh.
 #
-#   target_start BIN      start BIN in the background, its stdin a FIFO the test holds open
-#                         (fd 3), and wait for it to print "ready"; sets PROG and PROG_LOG
+#   target_start BIN ARG...  start BIN ARG... in the background, its stdin a FIFO the test holds
+#                         open (fd 3), and wait for it to print "ready"; sets PROG and PROG_LOG
 #                         (its output; a test that starts its program itself sets both)
 #   target_finish LINE    send it a line and close its stdin (its cue to stop), wait for it;
 #                         fail unless it exits 0 and printed exactly LINE among its figures
@@ -27,7 +27,7 @@ trap _attach_cleanup EXIT
 
 target_start() {
     mkfifo "$T/ctl" || fail "cannot create a FIFO in $T"
-    "$1" <"$T/ctl" >"$T/prog.out" 2>&1 &
+    "$@" <"$T/ctl" >"$T/prog.out" 2>&1 &
     PROG=$! PROG_LOG=$T/prog.out
     exec 3>"$T/ctl"
     wait_until 10 "the program to start" grep -q ready "$T/prog.out"

@@ -18,6 +18,7 @@
 #include "remote/memory.h"
 #include "remote/syscall.h"
 #include "tracer/scratch.h"
+#include "tracer/stack_scan.h"
 #include "util/log.h"
 
 /* What a forked child needs from its parent's region, copied at the fork (the parent runs on). */
@@ -65,6 +66,7 @@ static int slot_at(const struct inject_space *sp, uint64_t ctl_remote)
 }
 
 static int detach_child_region(struct process *p, pid_t tid, const struct inject_fork_copy *c);
+static bool returns_into(struct process *p, pid_t tid, const struct exit_set *exits);
 
 static void note_children(struct session *s, pid_t child)
 {
@@ -82,25 +84,36 @@ void inject_on_handover(struct session *s, struct process *p)
     note_children(s, p->pid);
 }
 
-/* A forked child, at its first stop: its copy of the patches and rings goes, and the
- * breakpoints trace it (until it execs: its new image gets rings). The calls it inherited,
- * hooked in its parent, get their real return addresses back (an exception in the child
- * unwinds through them), unseen: they end when the child does, as inherited calls do. */
+/* A forked child (stopped thread tid, its only one, which has not run yet) is left with nothing of
+ * its parent's tracing in use: its copy of the patches and rings goes, and the calls it inherited,
+ * hooked in its parent, get their real return addresses back (an exception in the child unwinds
+ * through them, and its unwinder hooks went with the patches), unseen: they end when the child
+ * does, as inherited calls do. Its private copy of the region stays (its thread control block
+ * names a block in it). When a return address into calltrace's code is still on its stack (one
+ * that could not be put back), the code it inherited stays mapped for good (chunks_kept). */
+static int release_fork(struct session *s, struct process *p, pid_t tid, struct inject_fork_copy *c)
+{
+    addr_map_del(&s->inject->forks, (uint64_t)p->pid);
+    int rc = detach_child_region(p, tid, c);
+    if (rc == 0 && c->ctl_remote && c->shadow_len >= SHADOW_HEADER)
+        inject_unhook_inherited(p, tid, &c->exits, c->shadow + SHADOW_HEADER,
+                                c->shadow_len - SHADOW_HEADER);
+    if (rc < 0 || returns_into(p, tid, &c->exits))
+        p->as->chunks_kept = true;
+    inject_fork_copy_free(c);
+    if (rc < 0)
+        err_msg("inject engine: process %d: cannot take calltrace out of it: %s", (int)p->pid,
+                strerror(errno));
+    return rc;
+}
+
+/* A forked child, at its first stop: released, then traced by the breakpoints (until it execs:
+ * its new image gets rings). */
 static enum start_verdict fork_child_out(struct session *s, struct thread *t,
                                          struct inject_fork_copy *c)
 {
-    struct process *p = t->proc;
-    addr_map_del(&s->inject->forks, (uint64_t)p->pid);
-    int rc = detach_child_region(p, t->tid, c);
-    if (rc == 0 && c->ctl_remote && c->shadow_len >= SHADOW_HEADER)
-        inject_unhook_inherited(p, t->tid, &c->exits, c->shadow + SHADOW_HEADER,
-                                c->shadow_len - SHADOW_HEADER);
-    inject_fork_copy_free(c);
-    if (rc < 0) {
-        err_msg("inject engine: process %d: cannot take calltrace out of it: %s", (int)p->pid,
-                strerror(errno));
+    if (release_fork(s, t->proc, t->tid, c) < 0)
         return START_TRACED;
-    }
     return START_TO_BREAKPOINTS; /* its libraries' patches went too: breakpoints now */
 }
 
@@ -286,18 +299,25 @@ static int detach_child_region(struct process *p, pid_t tid, const struct inject
     return space_restore_patches(p->mem_fd, c->patches, c->npatches, NULL, 0);
 }
 
+/* Does a word of the stopped thread's stack still hold one of the trampolines' exits (or can the
+ * stack not be read)? */
+static bool returns_into(struct process *p, pid_t tid, const struct exit_set *exits)
+{
+    struct thread_stack st;
+    thread_stack_read(p->pid, tid, p->mem_fd, &st);
+    bool found = st.cut;
+    for (size_t i = 0; i < st.n && !found; i++)
+        found = exit_set_has(exits, st.words[i]);
+    thread_stack_free(&st);
+    return found;
+}
+
 void inject_release_child(struct session *s, struct process *p, pid_t tid)
 {
-    if (!s->inject)
-        return;
-    struct inject_fork_copy *c = addr_map_get(&s->inject->forks, (uint64_t)p->pid);
-    if (!c)
-        return;
-    if (detach_child_region(p, tid, c) < 0)
-        err_msg("inject engine: process %d: cannot take calltrace out of it: %s", (int)p->pid,
-                strerror(errno));
-    addr_map_del(&s->inject->forks, (uint64_t)p->pid);
-    inject_fork_copy_free(c);
+    struct inject_fork_copy *c =
+        s->inject ? addr_map_get(&s->inject->forks, (uint64_t)p->pid) : NULL;
+    if (c)
+        release_fork(s, p, tid, c);
 }
 
 /* glibc gives a new thread the stack (and thread control block) of one that ended without

@@ -25,6 +25,11 @@ run=$CT_DIR
 # a dot like Graphviz 2.43's on these graphs: fails on clusters, writes its inputs to dot.in.N
 mkdir "$T/fakedot" && cat >"$T/fakedot/dot" <<'SH'
 #!/bin/bash
+# asked which formats it writes (graph -o FILE.svg asks first), answers as dot does
+if [ "$1" = "-T?" ]; then
+    echo 'Format: "?" not recognized. Use one of: dot png svg' >&2
+    exit 1
+fi
 n=$(ls "$FAKE_DIR"/dot.in.* 2>/dev/null | wc -l)
 cat >"$FAKE_DIR/dot.in.$n"
 out=

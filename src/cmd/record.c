@@ -20,6 +20,7 @@
 #include "arch/x86_64/relocate.h"
 #include "control/control.h"
 #include "control/launch.h"
+#include "control/wrapper.h"
 #include "output/call_dirs.h"
 #include "tracer/breakpoint/breakpoints.h"
 #include "tracer/inject/inject.h"
@@ -114,24 +115,54 @@ static void warn_unmatched(const struct elf_image *image, int opt, const char *c
     }
 }
 
+/* Is the program, image (started as path with argv), a wrapper (control/wrapper.h)? A script's
+ * interpreter is given the script's path after its own, as the kernel does. */
+static enum wrapper_verdict program_verdict(const struct elf_image *image, const char *path,
+                                            char **argv, const struct trace_options *opts)
+{
+    size_t argc = 0;
+    while (argv[argc])
+        argc++;
+    char **args = calloc(argc + 2, sizeof(*args));
+    if (!args)
+        return WRAPPER_NOT; /* traced as any program: the checks below go on */
+    bool script = opts->script != NULL;
+    args[0] = script ? image->path : argv[0];
+    if (script)
+        args[1] = (char *)path;
+    for (size_t i = 1; i < argc; i++)
+        args[i + script] = argv[i];
+    struct wrapper_exec w;
+    wrapper_exec_of(0, &w);
+    w.argv = args;
+    w.path_var = getenv("PATH");
+    enum wrapper_verdict verdict = wrapper_verdict(image, &w, opts);
+    wrapper_exec_free(&w);
+    free(args);
+    return verdict;
+}
+
 /* Validates the program before anything is created: every bad input is one line, no run dir.
  * With -l, the libraries are only known once the program runs: the patterns are checked at the
- * end (warn_unmatched_at_end), and an executable without symbols is fine. So is one that can
- * run another program (env, nice, sh, runuser: the controller follows it to what it runs, and
- * the run ends with an error if nothing it ran had functions: refuse_untraced). */
-static int check_program(const char *program, const struct record_cli *cli, char *path,
-                         size_t pathlen)
+ * end (warn_unmatched_at_end), and an executable without symbols is fine. So is a wrapper (env,
+ * nice, sh -c, runuser: the controller follows it to what it runs, and the run ends with an
+ * error if nothing it ran had functions: nothing_traceable_ran), and an executable without
+ * functions that can run another program. */
+static int check_program(const char *program, struct record_cli *cli, char *path, size_t pathlen)
 {
-    const struct trace_options *opts = &cli->opts.trace;
+    struct trace_options *opts = &cli->opts.trace;
     const struct func_filter *filter = &opts->filter;
     char image_path[PATH_MAX];
     if (launch_resolve(program, path, pathlen, image_path, sizeof(image_path)) < 0)
         return -1;
+    if (strcmp(image_path, path) != 0)
+        opts->script = path; /* as launch_program execs it: its interpreter has it in its argv */
     struct elf_image image;
     if (elf_image_load(&image, image_path) < 0)
         return -1;
     size_t n = elf_image_traceable(&image);
-    if (cli->opts.trace.nlibs || (n == 0 && launch_runs_programs(image_path))) {
+    enum wrapper_verdict verdict = program_verdict(&image, path, cli->program_argv, opts);
+    if (opts->nlibs || (verdict != WRAPPER_NOT && (n || wrapper_can_run_programs(image_path)))) {
         elf_image_free(&image);
         return 0;
     }
@@ -198,7 +229,7 @@ static void warn_globs(int opt, const char *const *globs, size_t n, uint64_t mat
 static void warn_unmatched_at_end(const struct record_cli *cli, const struct session *s)
 {
     const struct trace_options *o = &cli->opts.trace;
-    if (!o->nlibs && s->stats.passed_images && s->stats.traced_images) {
+    if (!o->nlibs && s->stats.wrapper_images && s->stats.traced_images) {
         const char *what = "function of the programs traced";
         warn_globs('F', o->filter.only, o->filter.nonly, s->stats.only_matched, what);
         warn_globs('N', o->filter.exclude, o->filter.nexclude, s->stats.exclude_matched, what);
@@ -571,9 +602,16 @@ static bool nothing_traceable_ran(const struct session *s, const struct record_c
         return false;
     const char *hint = "build the program it runs with symbols and do not strip it, or install "
                        "its debug file";
+    /* a wrapper had functions, unnamed: saying it had none would not be true */
+    const char *why = "no function symbols to trace, and it ran no program that has some";
+    if (s->stats.passed_with_functions) {
+        hint = "--trace-wrappers traces a wrapper's own functions, named func_0xADDRESS";
+        why = "passed through untraced as a wrapper, and it ran no program that has functions "
+              "to trace";
+    }
     if (!cli->opts.trace.follow_forks)
         hint = "--no-follow left untraced what it ran in child processes";
-    err_hint(hint, "%s: no function symbols to trace, and it ran no program that has some", path);
+    err_hint(hint, "%s: %s", path, why);
     return true;
 }
 

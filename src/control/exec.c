@@ -18,22 +18,32 @@
 #include "tracer/scratch.h"
 #include "symbols/elf_image.h"
 #include "symbols/proc_maps.h"
+#include "control/wrapper.h"
 #include "util/log.h"
 
-/* An image with no function to trace (a wrapper: env, nice, timeout, sh, runuser) gets no rings
- * and no breakpoints: its process is followed, by the breakpoints that place none, to what it
- * runs. With -l it is traced as any other (its libraries may have some); attached, the program
- * is what the user chose. */
-static bool passes_through(const struct session *s, const struct elf_image *image)
+/* A wrapper (env, nice, timeout, sh -c, runuser: control/wrapper.h) gets no rings and no
+ * breakpoints: its process is followed, by the breakpoints that place none, to what it runs.
+ * Attached, the program is what the user chose. Returns whether p's image passes through. */
+static bool passes_through(struct session *s, const struct process *p,
+                           const struct elf_image *image)
 {
-    return !s->opts->nlibs && !s->attached && elf_image_traceable(image) == 0;
-}
-
-static void note_passed(struct session *s, const struct process *p, const char *name)
-{
+    if (s->attached)
+        return false;
+    struct wrapper_exec w;
+    wrapper_exec_of(p->pid, &w);
+    enum wrapper_verdict verdict = wrapper_verdict(image, &w, s->opts);
+    wrapper_exec_free(&w);
+    s->stats.wrapper_images += verdict != WRAPPER_NOT;
+    if (verdict != WRAPPER_FOLLOWED)
+        return false;
     s->stats.passed_images++;
-    dbg(DBG_ENGINE, 1, "%s: no function to trace in process %d: followed to what it runs", name,
+    bool has_functions = elf_image_traceable(image) != 0;
+    s->stats.passed_with_functions += has_functions;
+    dbg(DBG_ENGINE, 1, "%s: %s in process %d: followed to what it runs", image->path,
+        has_functions ? "a wrapper (its functions are unnamed, and it runs a program)"
+                      : "no function to trace",
         (int)p->pid);
+    return true;
 }
 
 /* The first image traced after wrappers passed through: one line says which, and what ran it
@@ -91,8 +101,7 @@ long control_trace_executable(struct session *s, struct process *p, pid_t via, b
             image.path = path;
         }
     }
-    if (at_exec && passes_through(s, &image)) {
-        note_passed(s, p, image.path);
+    if (at_exec && passes_through(s, p, &image)) {
         set_image_name(p, image.path);
         p->backend = s->breakpoints;
         elf_image_free(&image);

@@ -12,12 +12,11 @@
 int launch_resolve(const char *program, char *path, size_t pathlen, char *image_path,
                    size_t imagelen);
 
-/* Can the ELF image_path start another program (it imports one of libc's exec, posix_spawn
- * or system functions)? A wrapper without functions of its own (env, nice, sh, runuser) is
- * followed to what it runs; a program that can run nothing else has nothing to follow. */
-bool launch_runs_programs(const char *image_path);
 /* Is there an executable file program names (a path, or a name found in PATH)? Quiet. */
 bool launch_findable(const char *program);
+/* The same for a process whose PATH is path_var (NULL or empty: the default) and whose working
+ * directory is dir_fd (AT_FDCWD: calltrace's), for a relative path or an empty PATH entry. */
+bool launch_names_executable(const char *name, const char *path_var, int dir_fd);
 
 /* Forks and execs path with argv, environment untouched; the child is seized before it execs,
  * with PTRACE_O_EXITKILL so it can never outlive calltrace with breakpoints in it, and

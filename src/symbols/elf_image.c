@@ -472,6 +472,7 @@ static int read_functions(struct elf_image *image, Elf *elf, char *why, size_t w
         f->addr = raw[i].addr;
         f->size = raw[i].size;
         f->name = function_name(&raw[i]);
+        f->unnamed = !raw[i].name[0];
         char *plain = unversioned(raw[i].name);
         f->skipped =
             raw[i].ifunc_choice || (plain && (is_runtime_function(plain) || is_cold_part(plain)));
@@ -676,4 +677,12 @@ size_t elf_image_traceable(const struct elf_image *image)
     for (size_t i = 0; i < image->nfuncs; i++)
         n += !image->funcs[i].skipped;
     return n;
+}
+
+bool elf_image_unnamed(const struct elf_image *image)
+{
+    for (size_t i = 0; i < image->nfuncs; i++)
+        if (!image->funcs[i].skipped && !image->funcs[i].unnamed)
+            return false;
+    return true;
 }

@@ -48,6 +48,9 @@ struct trace_options {
     size_t nlibs;
     struct capture_options capture; /* -A, -R, --string-max, --capture */
     bool quiet; /* -q: no closing line, nor notes of what falls back to breakpoints */
+    /* --trace-wrappers: an image the wrapper rule passes through is traced (control/wrapper.h) */
+    bool trace_wrappers;
+    const char *script; /* the "#!" script calltrace was given (its path as exec'd), or NULL */
 };
 
 struct process {

@@ -317,10 +317,10 @@ static void print_summary(const char *run, const struct trace_stats *stats, cons
                  (unsigned long long)stats->unfinished);
     char engines[80];
     engines_text(s, engines, sizeof(engines));
-    note_msg("trace in %s/%s: %llu calls%s, %llu thread%s, %llu process%s%s", run, stats->files,
-             (unsigned long long)stats->calls, unfinished, (unsigned long long)stats->threads,
-             stats->threads == 1 ? "" : "s", (unsigned long long)stats->processes,
-             stats->processes == 1 ? "" : "es", engines);
+    note_msg("trace in %s/%s: %llu call%s%s, %llu thread%s, %llu process%s%s", run, stats->files,
+             (unsigned long long)stats->calls, stats->calls == 1 ? "" : "s", unfinished,
+             (unsigned long long)stats->threads, stats->threads == 1 ? "" : "s",
+             (unsigned long long)stats->processes, stats->processes == 1 ? "" : "es", engines);
     if (s->stats.breakpoint_functions)
         fprintf(stderr,
                 "calltrace: %llu function%s traced by breakpoints (marked in report, tree and the "

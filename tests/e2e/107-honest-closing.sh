@@ -66,6 +66,13 @@ expect_rc 0
 [ "$(grep -c 'breakpoint' "$CT_OUT")" = $((5 * marked)) ] && [ "$(grep 'breakpoint' "$CT_OUT" | grep -vc ' tiny_ret(); /\* breakpoint \*/$')" = 0 ] ||
     fail "tree: the marks are not on tiny_ret's calls alone: $(grep breakpoint "$CT_OUT" | head -5)"
 
+CTX="[one call]"
+ct_run -F caller -- "$PROG" 1
+expect_rc 0
+chk check-counts caller=1
+closing="calltrace: trace in $CT_DIR/trace.json and trace.pftrace: 1 call, 1 thread, 1 process ($engine)"
+grep -qxF "$closing" "$CT_ERR" || fail "closing line: expected '$closing', got: $(grep 'trace in' "$CT_ERR")"
+
 CTX="[threads with calls]"
 ct_run "$PROG" 5
 expect_rc 0

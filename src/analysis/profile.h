@@ -27,6 +27,10 @@ struct profile_filter {
     size_t nexclude;
     uint32_t max_depth; /* 0: any; else calls nested deeper (1 = outermost) are hidden */
     uint32_t tid;       /* 0: all threads */
+    /* NULL: all; else only the symbols s < nsyms with syms[s] set, numbered as an earlier
+     * replay of the same record numbered them (graph -n: the hottest functions) */
+    const uint8_t *syms;
+    size_t nsyms;
 };
 
 struct func_stats {

@@ -136,8 +136,10 @@ static uint32_t intern_sym(struct replay *r, uint32_t image, const char *name, s
         return REPLAY_NO_SYM;
     r->syms = syms;
     uint32_t s = (uint32_t)r->nsyms;
-    syms[s] = (struct replay_sym){strndup(name, len), image, link_addr,
-                                  first ? (uint32_t)(first - 1) : REPLAY_NO_SYM};
+    syms[s] = (struct replay_sym){.name = strndup(name, len),
+                                  .image = image,
+                                  .link_addr = link_addr,
+                                  .next_same_hash = first ? (uint32_t)(first - 1) : REPLAY_NO_SYM};
     if (!syms[s].name || addr_map_put(&r->sym_by_hash, h, (void *)(uintptr_t)(s + 1)) < 0)
         return REPLAY_NO_SYM;
     r->nsyms++;
@@ -167,7 +169,11 @@ static int add_func(struct replay *r, const struct rec_func *f)
         return -1;
     uint64_t link = f->addr - r->images[image].bias;
     uint32_t s = intern_sym(r, image, name, len, link);
-    return s == REPLAY_NO_SYM ? -1 : ids_put(&r->func_sym, f->func, s);
+    if (s == REPLAY_NO_SYM)
+        return -1;
+    if (f->hdr.flags & FUNC_BREAKPOINT)
+        r->syms[s].breakpoint = true;
+    return ids_put(&r->func_sym, f->func, s);
 }
 
 static uint32_t sym_of(struct replay *r, uint32_t func)

@@ -39,6 +39,8 @@ struct replay_sym {
     uint32_t image;     /* index into replay.images */
     uint64_t link_addr; /* address in the ELF file: runtime address minus bias */
     uint32_t next_same_hash;
+    /* some process traced it by a breakpoint (FUNC_BREAKPOINT): its times include the stops */
+    bool breakpoint;
 };
 
 /* Record ids (of functions, of images) to indexes: an array while the ids are dense, as the

@@ -92,6 +92,15 @@ void run_warn_dropped(const char *run, uint64_t dropped_calls)
                  run, (unsigned long long)dropped_calls);
 }
 
+void run_note_breakpoints(const char *run, bool shown)
+{
+    if (shown)
+        err_msg("%s: the functions marked breakpoint were traced by breakpoints (the inject engine "
+                "could not patch them, or a forked process ran them before it exec'd): each of "
+                "their calls' times includes two ptrace stops, some 25 us",
+                run);
+}
+
 void run_warn_damaged(const char *run, int damaged)
 {
     if (damaged)

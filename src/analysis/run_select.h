@@ -4,6 +4,7 @@
 #define CALLTRACE_ANALYSIS_RUN_SELECT_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 /* arg may be NULL. Fills run and its record path. Returns 0, or -1 after one error line. */
@@ -13,5 +14,7 @@ int run_select(const char *arg, char *run, size_t runlen, char *record, size_t r
 void run_warn_damaged(const char *run, int damaged);
 /* Says that the run misses calls the engine could not record, when it does. */
 void run_warn_dropped(const char *run, uint64_t dropped_calls);
+/* Says what the "breakpoint" mark of the functions shown means, when one was. */
+void run_note_breakpoints(const char *run, bool shown);
 
 #endif

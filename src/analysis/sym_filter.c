@@ -69,6 +69,8 @@ int sym_filter_keeps(struct sym_filter *sf, uint32_t sym, const char *name)
     bool in = !f->ninclude;
     in |= matches_any(f->include, f->ninclude, name, sf->include_hits);
     bool out = matches_any(f->exclude, f->nexclude, name, sf->exclude_hits);
+    if (f->syms) /* after the globs, which count their hits all the same (graph -n) */
+        in &= sym < f->nsyms && f->syms[sym];
     sf->kept[sym] = in && !out ? 1 : 2;
     return sf->kept[sym] == 1;
 }

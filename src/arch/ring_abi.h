@@ -30,22 +30,25 @@
 #define CALLTRACE_ARCH_RING_ABI_H
 
 /* The control block of one thread, at the start of its slot. */
-#define CTL_HEAD 0      /* u64: bytes reserved in the ring, ever (producers) */
-#define CTL_LIMIT 8     /* u64: ring size - event size: head - tail above this is full */
-#define CTL_MASK 16     /* u64: ring size - 1 */
-#define CTL_RING 24     /* u64: program address of the ring */
-#define CTL_REGION 32   /* u64: program address of the region's header (REGION_COPIES below) */
-#define CTL_DROPS 56    /* u64: calls not recorded (ring full, shadow full, re-entered) */
-#define CTL_BUSY 64     /* u8: a vfork child borrows the block: its calls are skipped */
-#define CTL_GAVE_UP 65  /* u8: a full ring was not drained in time: drop, do not wait */
-#define CTL_CONSUMER 72 /* u64: calltrace's pid, woken with SIGCHLD when the ring is full */
+#define CTL_HEAD 0          /* u64: bytes reserved in the ring, ever (producers) */
+#define CTL_LIMIT 8         /* u64: ring size - event size: head - tail above this is full */
+#define CTL_MASK 16         /* u64: ring size - 1 */
+#define CTL_RING 24         /* u64: program address of the ring */
+#define CTL_REGION 32       /* u64: program address of the region's header (REGION_COPIES below) */
+#define CTL_DROPS_FULL 40   /* u64: of CTL_DROPS, those of a full ring */
+#define CTL_DROPS_SHADOW 48 /* u64: of CTL_DROPS, those of a full shadow stack */
+#define CTL_DROPS 56        /* u64: calls not recorded (ring full, shadow full, vfork child) */
+#define CTL_BUSY 64         /* u8: a vfork child borrows the block: its calls are skipped */
+#define CTL_GAVE_UP 65      /* u8: a full ring was not drained in time: drop, do not wait */
+#define CTL_CONSUMER 72     /* u64: calltrace's pid, woken with SIGCHLD when the ring is full */
 /* u64: returns not recorded (ring full): their calls end at the next event that shows them over */
 #define CTL_LOST_RETURNS 80
 #define CTL_PID 88 /* u64: the program's pid: process_vm_readv copies pointees (-A) */
 /* u64: program address of a word calltrace bumps as it works (tracer/inject/space.h
  * REGION_PROGRESS); 0: none, the tail stands for it */
 #define CTL_PROGRESS 96
-#define CTL_TAIL 128 /* u64: bytes read by calltrace (consumer), on its own cache line */
+#define CTL_DROPS_VFORK 104 /* u64: of CTL_DROPS, those of a vfork child (CTL_BUSY) */
+#define CTL_TAIL 128        /* u64: bytes read by calltrace (consumer), on its own cache line */
 /* u64: HOOK_LINKER requests the thread made, and those calltrace served (the futex word the
  * thread waits on: its low half), on a line of their own */
 #define CTL_HOOK_REQ 256
@@ -163,12 +166,13 @@
 struct ring_ctl {
     uint64_t head, limit, mask, ring;
     uint64_t region;
-    uint64_t unused_40[2];
+    uint64_t drops_full, drops_shadow;
     uint64_t drops;
     uint8_t busy, gave_up;
     uint8_t unused_66[6];
     uint64_t consumer, lost_returns, pid, progress;
-    uint64_t unused_104[3];
+    uint64_t drops_vfork;
+    uint64_t unused_112[2];
     uint64_t tail;
     uint8_t unused_136[120];
     uint64_t hook_req, hook_ack;
@@ -180,6 +184,9 @@ _Static_assert(offsetof(struct ring_ctl, mask) == CTL_MASK, "ring abi");
 _Static_assert(offsetof(struct ring_ctl, ring) == CTL_RING, "ring abi");
 _Static_assert(offsetof(struct ring_ctl, region) == CTL_REGION, "ring abi");
 _Static_assert(offsetof(struct ring_ctl, drops) == CTL_DROPS, "ring abi");
+_Static_assert(offsetof(struct ring_ctl, drops_full) == CTL_DROPS_FULL, "ring abi");
+_Static_assert(offsetof(struct ring_ctl, drops_shadow) == CTL_DROPS_SHADOW, "ring abi");
+_Static_assert(offsetof(struct ring_ctl, drops_vfork) == CTL_DROPS_VFORK, "ring abi");
 _Static_assert(offsetof(struct ring_ctl, busy) == CTL_BUSY, "ring abi");
 _Static_assert(offsetof(struct ring_ctl, gave_up) == CTL_GAVE_UP, "ring abi");
 _Static_assert(offsetof(struct ring_ctl, consumer) == CTL_CONSUMER, "ring abi");

@@ -81,8 +81,8 @@ static int export_run(const struct run_dir *run, struct trace_file_options *trac
         err_msg("%s: the record ends %s; the trace holds everything before that", run->path,
                 stats.record_damaged == 1 ? "in the middle of an event" : "with damaged data");
     if (!quiet)
-        note_msg("trace in %s/%s: %llu calls%s", run->path, stats.files,
-                 (unsigned long long)stats.calls,
+        note_msg("trace in %s/%s: %llu call%s%s", run->path, stats.files,
+                 (unsigned long long)stats.calls, stats.calls == 1 ? "" : "s",
                  call_window_is_whole(&trace->window) ? "" : " in the window");
     struct call_dirs_stats dirs; /* -A/-R runs: the call folders too */
     if (call_dirs_export(run, max_dirs, &dirs) < 0)

@@ -1,6 +1,10 @@
 /* calltrace graph [RUN] [-o FILE]: the call graph in Graphviz DOT, a node per function (calls,
- * total and self time, coloured by total time), an edge per caller and callee (calls), nodes
- * grouped by source file or image. .svg/.png/.pdf outputs are rendered by Graphviz's dot. */
+ * total and self time, coloured by total time; C++ names shortened), an edge per caller and
+ * callee (calls), nodes grouped by source file or image; -n keeps the hottest functions.
+ * -o FILE.svg, .png, .pdf (any format dot renders) is rendered by Graphviz's dot, which is given
+ * the graph from memory and whose error output is read back: when it cannot lay the groups out
+ * (Graphviz 2.43's "trouble in init_rank" on big programs) the graph is drawn again without
+ * them, and what dot said is summed up in one line. */
 #include <bsd/stdlib.h>
 #include <bsd/string.h>
 #include <ctype.h>
@@ -8,11 +12,12 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
-#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,6 +27,7 @@
 #include "cmd/cli_util.h"
 #include "record/clock.h"
 #include "cmd/commands.h"
+#include "symbols/demangle.h"
 #include "util/duration.h"
 #include "util/log.h"
 #include "util/text_escape.h"
@@ -33,6 +39,7 @@ struct graph_cli {
     const char *output; /* NULL or "-": stdout */
     enum group_by group;
     struct profile_filter filter;
+    long long top; /* -n: the hottest functions only; 0: all */
 };
 
 struct graph_node {
@@ -47,8 +54,14 @@ struct graph_ctx {
     struct graph_node *nodes;
     size_t nnodes;
     int64_t max_total;
+    bool clusters;       /* groups are drawn (cleared when dot cannot lay them out) */
+    size_t called_funcs; /* -n: the functions with calls, of which the hottest are drawn */
     FILE *out;
 };
+
+/* A node's label shows at most this much of a function's name (C++ names shortened first); the
+ * whole name is its tooltip. */
+#define LABEL_NAME_MAX 60
 
 static void usage(FILE *f)
 {
@@ -60,7 +73,9 @@ static void usage(FILE *f)
           "  -o, --output FILE   write to FILE (default: standard output): DOT for FILE.dot,\n"
           "                      FILE.gv or a FILE without extension; else the picture dot\n"
           "                      renders in the format the extension names (svg, png, pdf,\n"
-          "                      jpg, ...: dot -T? lists them); another is refused\n",
+          "                      jpg, ...: dot -T? lists them); another is refused\n"
+          "  -n, --top N         only the N functions with the largest total time; the calls\n"
+          "                      of the others hang from their nearest drawn caller\n",
           f);
     fputs(CLI_FILTER_HELP, f);
     fputs("  -g, --group BY      cluster nodes by: file (source file, from debug info), image\n"
@@ -69,7 +84,9 @@ static void usage(FILE *f)
           "  -h, --help          show this help\n"
           "\n"
           "A call of a left-out function is not drawn; the calls it made hang from its\n"
-          "nearest drawn caller.\n",
+          "nearest drawn caller. C++ names are shortened (template arguments and parameters\n"
+          "left out); the whole name is the node's tooltip. When dot cannot lay out the\n"
+          "groups of a big graph, it is drawn again without them, with a line saying so.\n",
           f);
 }
 
@@ -90,6 +107,7 @@ static int parse_args(int argc, char **argv, struct graph_cli *cli)
 {
     static const struct option longopts[] = {
         {"output", required_argument, NULL, 'o'},
+        {"top", required_argument, NULL, 'n'},
         CLI_FILTER_LONG_OPTIONS,
         {"group", required_argument, NULL, 'g'},
         {"help", no_argument, NULL, 'h'},
@@ -98,7 +116,7 @@ static int parse_args(int argc, char **argv, struct graph_cli *cli)
     int c, rc = 0;
     opterr = 0;
     while (rc == 0 &&
-           (c = getopt_long(argc, argv, ":o:" CLI_FILTER_OPTS "g:h", longopts, NULL)) != -1) {
+           (c = getopt_long(argc, argv, ":o:n:" CLI_FILTER_OPTS "g:h", longopts, NULL)) != -1) {
         int taken = cli_filter_option(&cli->filter, c, optarg);
         if (taken) {
             rc = taken < 0 ? -1 : 0;
@@ -107,6 +125,9 @@ static int parse_args(int argc, char **argv, struct graph_cli *cli)
         switch (c) {
         case 'o':
             cli->output = optarg;
+            break;
+        case 'n':
+            rc = cli_number("--top", optarg, 1, LLONG_MAX, &cli->top);
             break;
         case 'g':
             rc = parse_group(optarg, &cli->group);
@@ -188,6 +209,7 @@ static int collect_nodes(struct graph_ctx *g, struct profile_edge **edges, size_
         if (!p->stats[s].calls && !want[s])
             continue;
         g->nodes[g->nnodes++] = (struct graph_node){s, group_of(g, s)};
+        g->clusters |= *g->nodes[g->nnodes - 1].group != '\0';
         if (p->stats[s].total_ns > g->max_total)
             g->max_total = p->stats[s].total_ns;
     }
@@ -201,20 +223,25 @@ static void put_node(struct graph_ctx *g, const struct graph_node *n)
 {
     const struct func_stats *s = &g->p->stats[n->sym];
     double share = g->max_total ? (double)s->total_ns / (double)g->max_total : 0;
-    char total[32], self[32];
+    char total[32], self[32], name[4 * LABEL_NAME_MAX];
+    const char *full = replay_sym(&g->p->replay, n->sym)->name;
+    demangled_short_name(full, LABEL_NAME_MAX, name, sizeof(name));
     fprintf(g->out, "    f%u [label=\"", n->sym);
-    put_dot_escaped(g->out, replay_sym(&g->p->replay, n->sym)->name);
+    put_dot_escaped(g->out, name);
     /* "\\n" is DOT's line break inside a label */
-    fprintf(g->out, "\\ncalls: %llu\\ntotal: %s\\nself: %s\", fillcolor=\"%.3f %.3f 1.000\"];\n",
-            (unsigned long long)s->calls, duration_format(total, sizeof(total), s->total_ns),
-            duration_format(self, sizeof(self), s->self_ns), 0.6 * (1 - share), 0.25 + 0.6 * share);
+    fprintf(g->out,
+            "\\ncalls: %llu\\ntotal: %s\\nself: %s\", tooltip=", (unsigned long long)s->calls,
+            duration_format(total, sizeof(total), s->total_ns),
+            duration_format(self, sizeof(self), s->self_ns));
+    put_dot_string(g->out, full);
+    fprintf(g->out, ", fillcolor=\"%.3f %.3f 1.000\"];\n", 0.6 * (1 - share), 0.25 + 0.6 * share);
 }
 
 static void put_nodes(struct graph_ctx *g)
 {
     for (size_t i = 0; i < g->nnodes;) {
         const char *group = g->nodes[i].group;
-        bool cluster = *group != '\0';
+        bool cluster = *group != '\0' && g->clusters;
         if (cluster) {
             fprintf(g->out, "  subgraph cluster_%zu {\n    label=", i);
             put_dot_string(g->out, group);
@@ -230,9 +257,11 @@ static void put_nodes(struct graph_ctx *g)
 static void put_graph(struct graph_ctx *g, const char *run, struct profile_edge **edges,
                       size_t nedges)
 {
-    fputs("digraph calltrace {\n  graph [fontname=\"Helvetica\", label=", g->out);
-    put_dot_string(g->out, run);
-    fputs("];\n  node [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\"];\n"
+    fputs("digraph calltrace {\n  graph [fontname=\"Helvetica\", label=\"", g->out);
+    put_dot_escaped(g->out, run);
+    if (g->cli->top && (size_t)g->cli->top < g->called_funcs)
+        fprintf(g->out, ": the %lld hottest of %zu functions", g->cli->top, g->called_funcs);
+    fputs("\"];\n  node [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\"];\n"
           "  edge [fontname=\"Helvetica\"];\n",
           g->out);
     put_nodes(g);
@@ -335,40 +364,60 @@ static int output_format(const char *file, char *format, size_t len)
     return 0;
 }
 
-/* Starts `dot -TFMT -o FILE` reading from the returned stream. */
-static FILE *start_dot(const char *format, const char *file, pid_t *pid)
+/* A file in memory (dot's input, dot's error output). -1 after an error line. */
+static int memory_file(const char *name, const char *file)
 {
-    int fds[2];
-    if (pipe2(fds, O_CLOEXEC) < 0) {
-        err_msg("%s: cannot start dot: %s", file, strerror(errno));
-        return NULL;
+    int fd = memfd_create(name, MFD_CLOEXEC);
+    if (fd < 0)
+        err_msg("%s: cannot render: %s", file, strerror(errno));
+    return fd;
+}
+
+static int rewind_empty(int fd)
+{
+    return ftruncate(fd, 0) == 0 && lseek(fd, 0, SEEK_SET) == 0 ? 0 : -1;
+}
+
+/* The graph's DOT text into fd, from its start. */
+static int write_dot_text(struct graph_ctx *g, const char *run, struct profile_edge **edges,
+                          size_t nedges, int fd)
+{
+    int copy = rewind_empty(fd) == 0 ? dup(fd) : -1;
+    FILE *out = copy >= 0 ? fdopen(copy, "w") : NULL;
+    if (!out) {
+        if (copy >= 0)
+            close(copy);
+        return -1;
+    }
+    g->out = out;
+    put_graph(g, run, edges, nedges);
+    g->out = NULL;
+    return fclose(out) == 0 ? 0 : -1;
+}
+
+/* Runs `dot -TFMT -o FILE` on the DOT text in in_fd, its error output into err_fd. Returns its
+ * wait status, or -1 after an error line. */
+static int run_dot(const char *format, const char *file, int in_fd, int err_fd)
+{
+    if (lseek(in_fd, 0, SEEK_SET) != 0 || rewind_empty(err_fd) < 0) {
+        err_msg("%s: cannot render: %s", file, strerror(errno));
+        return -1;
     }
     char tflag[16];
     snprintf(tflag, sizeof(tflag), "-T%s", format);
     char *argv[] = {"dot", tflag, "-o", (char *)file, NULL};
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, fds[0], 0);
+    posix_spawn_file_actions_adddup2(&fa, in_fd, 0);
+    posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
     extern char **environ;
-    int rc = posix_spawnp(pid, "dot", &fa, NULL, argv, environ);
+    pid_t pid;
+    int rc = posix_spawnp(&pid, "dot", &fa, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
-    close(fds[0]);
     if (rc != 0) {
-        close(fds[1]);
         err_msg("%s: cannot start dot: %s", file, strerror(rc));
-        return NULL;
+        return -1;
     }
-    FILE *out = fdopen(fds[1], "w");
-    if (!out) {
-        close(fds[1]);
-        waitpid(*pid, NULL, 0);
-    }
-    return out;
-}
-
-static int finish_dot(FILE *out, pid_t pid, const char *file)
-{
-    int write_failed = fclose(out) != 0;
     int status;
     while (waitpid(pid, &status, 0) < 0) {
         if (errno != EINTR) {
@@ -376,29 +425,107 @@ static int finish_dot(FILE *out, pid_t pid, const char *file)
             return -1;
         }
     }
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || write_failed) {
-        err_msg("%s: dot failed (%s %d); the DOT text is what `calltrace graph` prints", file,
-                WIFEXITED(status) ? "exit status" : "signal",
-                WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
-        unlink(file);
-        return -1;
-    }
-    return 0;
+    return status;
 }
 
-static FILE *open_output(const char *file, const char *format, pid_t *pid)
+/* What dot wrote on its error output, in one line: its first error (or first line) and how
+ * many more lines there were (Graphviz 2.43 writes thousands on a big graph). *init_rank: the
+ * error was "trouble in init_rank", its failure to lay out clusters. */
+static void sum_up_dot(int err_fd, char *said, size_t len, bool *init_rank)
+{
+    char buf[65536];
+    ssize_t n = pread(err_fd, buf, sizeof(buf) - 1, 0);
+    struct stat st;
+    bool more = fstat(err_fd, &st) == 0 && n >= 0 && st.st_size > n;
+    buf[n > 0 ? n : 0] = '\0';
+    *init_rank = strstr(buf, "trouble in init_rank") != NULL;
+    said[0] = '\0';
+    if (n <= 0)
+        return;
+    const char *first = strstr(buf, "Error");
+    if (!first || (first != buf && first[-1] != '\n'))
+        first = buf;
+    int first_len = (int)strcspn(first, "\n");
+    size_t lines = buf[n - 1] != '\n';
+    for (ssize_t i = 0; i < n; i++)
+        lines += buf[i] == '\n';
+    if (more) /* the rest was not read: at least as many lines again */
+        snprintf(said, len, "%.*s (and more than %zu more lines)", first_len, first, lines);
+    else if (lines > 1)
+        snprintf(said, len, "%.*s (and %zu more lines)", first_len, first, lines - 1);
+    else
+        snprintf(said, len, "%.*s", first_len, first);
+    for (char *c = said; *c; c++) /* one line of calltrace's: no control bytes of dot's */
+        if ((unsigned char)*c < 0x20)
+            *c = ' ';
+}
+
+static const char *status_text(int status, char *buf, size_t len)
+{
+    if (WIFEXITED(status))
+        snprintf(buf, len, "exit status %d", WEXITSTATUS(status));
+    else
+        snprintf(buf, len, "signal %d", WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+    return buf;
+}
+
+/* dot, once; a second time without the groups when it could not lay them out. */
+static int render_with(struct graph_ctx *g, const char *run, struct profile_edge **edges,
+                       size_t nedges, const char *format, const char *file, int in_fd, int err_fd)
+{
+    char said[512], what[32];
+    bool init_rank = false;
+    int status = -1;
+    for (;;) {
+        if (write_dot_text(g, run, edges, nedges, in_fd) < 0) {
+            err_msg("%s: cannot render: %s", file, strerror(errno));
+            return -1;
+        }
+        if ((status = run_dot(format, file, in_fd, err_fd)) < 0)
+            return -1;
+        sum_up_dot(err_fd, said, sizeof(said), &init_rank);
+        if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+            if (*said)
+                err_msg("%s: dot: %s", file, said);
+            return 0;
+        }
+        if (!init_rank || !g->clusters)
+            break;
+        err_msg("%s: Graphviz's dot cannot lay out this graph grouped by %s (\"trouble in "
+                "init_rank\"): drawn without the groups",
+                file, g->cli->group == GROUP_IMAGE ? "image" : "source file");
+        g->clusters = false;
+    }
+    err_hint("`calltrace graph -o FILE.dot` writes the DOT text", "%s: dot failed (%s): %s", file,
+             status_text(status, what, sizeof(what)), *said ? said : "it said nothing");
+    unlink(file);
+    return -1;
+}
+
+static int render(struct graph_ctx *g, const char *run, struct profile_edge **edges, size_t nedges,
+                  const char *format, const char *file)
+{
+    int in_fd = memory_file("calltrace-graph.dot", file);
+    int err_fd = in_fd >= 0 ? memory_file("calltrace-dot-errors", file) : -1;
+    int rc = err_fd >= 0 ? render_with(g, run, edges, nedges, format, file, in_fd, err_fd) : -1;
+    if (in_fd >= 0)
+        close(in_fd);
+    if (err_fd >= 0)
+        close(err_fd);
+    return rc;
+}
+
+static FILE *open_output(const char *file)
 {
     if (!file || strcmp(file, "-") == 0)
         return stdout;
-    if (format)
-        return start_dot(format, file, pid);
     FILE *out = fopen(file, "w");
     if (!out)
         err_msg("cannot create %s: %s", file, strerror(errno));
     return out;
 }
 
-static int close_output(FILE *out, const char *file, const char *format, pid_t pid)
+static int close_output(FILE *out, const char *file)
 {
     if (out == stdout) {
         if (fflush(out) == 0)
@@ -406,15 +533,14 @@ static int close_output(FILE *out, const char *file, const char *format, pid_t p
         err_msg("writing the graph: %s", strerror(errno));
         return -1;
     }
-    if (format)
-        return finish_dot(out, pid, file);
     if (fclose(out) == 0)
         return 0;
     err_msg("writing %s: %s", file, strerror(errno));
     return -1;
 }
 
-static int build_graph(struct graph_ctx *g, const char *run)
+/* The graph, as DOT text to the output, or rendered by dot (format). */
+static int build_graph(struct graph_ctx *g, const char *run, const char *format)
 {
     size_t nedges;
     struct profile_edge **edges = profile_edges(g->p, &nedges);
@@ -423,8 +549,56 @@ static int build_graph(struct graph_ctx *g, const char *run)
         err_msg("out of memory");
         return -1;
     }
-    put_graph(g, run, edges, nedges);
+    const char *file = g->cli->output;
+    int rc = -1;
+    if (format) {
+        rc = render(g, run, edges, nedges, format, file);
+    } else if ((g->out = open_output(file))) {
+        put_graph(g, run, edges, nedges);
+        rc = close_output(g->out, file);
+    }
     free(edges);
+    return rc;
+}
+
+static int hotter(const void *a, const void *b, void *ctx)
+{
+    const struct func_stats *stats = ctx;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    if (stats[x].total_ns != stats[y].total_ns)
+        return stats[x].total_ns < stats[y].total_ns ? 1 : -1;
+    if (stats[x].calls != stats[y].calls)
+        return stats[x].calls < stats[y].calls ? 1 : -1;
+    return (x > y) - (x < y);
+}
+
+/* -n: a first replay picks the top functions by total time; the graph's replay keeps only them
+ * (filter->syms), so that the calls of the others hang from their nearest drawn caller. */
+static int pick_hottest(const char *record, struct graph_cli *cli, uint8_t **keep, size_t *called)
+{
+    struct profile p;
+    if (profile_build(&p, record, &cli->filter, 0) < 0)
+        return -1;
+    uint32_t *order = calloc(p.replay.nsyms + 1, sizeof(*order));
+    *keep = calloc(p.replay.nsyms + 1, 1);
+    if (!order || !*keep) {
+        free(order);
+        profile_free(&p);
+        err_msg("out of memory");
+        return -1;
+    }
+    size_t n = 0;
+    for (uint32_t s = 0; s < p.replay.nsyms; s++)
+        if (p.stats[s].calls)
+            order[n++] = s;
+    qsort_r(order, n, sizeof(*order), hotter, p.stats);
+    for (size_t i = 0; i < n && i < (size_t)cli->top; i++)
+        (*keep)[order[i]] = 1;
+    *called = n;
+    cli->filter.syms = *keep;
+    cli->filter.nsyms = p.replay.nsyms;
+    free(order);
+    profile_free(&p);
     return 0;
 }
 
@@ -441,19 +615,20 @@ int cmd_graph(int argc, char **argv)
     if (output_format(cli.output, format_name, sizeof(format_name)) < 0)
         return 1;
     const char *format = *format_name ? format_name : NULL;
+    uint8_t *hottest = NULL;
+    struct graph_ctx g = {.cli = &cli};
+    if (cli.top && pick_hottest(record, &cli, &hottest, &g.called_funcs) < 0) {
+        cli_filter_free(&cli.filter);
+        return 1;
+    }
     struct profile p;
+    g.p = &p;
     int rc = profile_build(&p, record, &cli.filter, PROFILE_EDGES);
     if (rc == 0 && cli.filter.tid && !p.saw_tid)
         rc = cli_missing_tid(&p.replay, run, cli.filter.tid);
-    struct graph_ctx g = {.cli = &cli, .p = &p};
-    pid_t pid = 0;
     if (rc == 0) {
         profile_warn_unmatched(&p);
-        signal(SIGPIPE, SIG_IGN); /* a dot that dies early is reported by its status */
-        g.out = open_output(cli.output, format, &pid);
-        rc = g.out ? build_graph(&g, run) : -1;
-        if (g.out && close_output(g.out, cli.output, format, pid) < 0)
-            rc = -1;
+        rc = build_graph(&g, run, format);
     }
     if (rc == 0)
         run_warn_damaged(run, p.replay.damaged);
@@ -463,6 +638,7 @@ int cmd_graph(int argc, char **argv)
     source_files_free(&g.sources);
     free(g.nodes);
     profile_free(&p);
+    free(hottest);
     cli_filter_free(&cli.filter);
     return rc == 0 ? 0 : 1;
 }

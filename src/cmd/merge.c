@@ -259,8 +259,8 @@ static void copy_record(struct merge_ctx *m, const struct merge_input *in, uint3
     }
     case REC_FUNC: {
         const struct rec_func *r = (const void *)h;
-        rec_func(&m->rec, r->func + func_base, r->image + image_base, r->addr, r->size,
-                 name_of(h, name, sizeof(name)));
+        rec_func_flagged(&m->rec, r->func + func_base, r->image + image_base, r->addr, r->size,
+                         name_of(h, name, sizeof(name)), h->flags);
         break;
     }
     case REC_PROCESS: {

@@ -20,6 +20,7 @@
 #include "arch/x86_64/relocate.h"
 #include "control/control.h"
 #include "control/launch.h"
+#include "control/wrapper.h"
 #include "output/call_dirs.h"
 #include "tracer/breakpoint/breakpoints.h"
 #include "tracer/inject/inject.h"
@@ -83,14 +84,6 @@ static void install_handlers(void)
     sigaction(SIGTSTP, &sa, NULL);
 }
 
-static int count_traceable(const struct elf_image *image)
-{
-    int n = 0;
-    for (size_t i = 0; i < image->nfuncs; i++)
-        n += !image->funcs[i].skipped;
-    return n;
-}
-
 /* Bit i: globs[i] matches a traceable function of image. */
 static uint64_t glob_hits(const struct elf_image *image, const char *const *globs, size_t n)
 {
@@ -118,26 +111,58 @@ static void warn_unmatched(const struct elf_image *image, int opt, const char *c
             strlcat(some, image->funcs[i].name, sizeof(some));
         }
         err_msg("warning: -%c %s: matches no function of %s (it has %s%s)", opt, globs[g],
-                image->path, some, shown < (size_t)count_traceable(image) ? ", ..." : "");
+                image->path, some, shown < elf_image_traceable(image) ? ", ..." : "");
     }
+}
+
+/* Is the program, image (started as path with argv), a wrapper (control/wrapper.h)? A script's
+ * interpreter is given the script's path after its own, as the kernel does. */
+static enum wrapper_verdict program_verdict(const struct elf_image *image, const char *path,
+                                            char **argv, const struct trace_options *opts)
+{
+    size_t argc = 0;
+    while (argv[argc])
+        argc++;
+    char **args = calloc(argc + 2, sizeof(*args));
+    if (!args)
+        return WRAPPER_NOT; /* traced as any program: the checks below go on */
+    bool script = opts->script != NULL;
+    args[0] = script ? image->path : argv[0];
+    if (script)
+        args[1] = (char *)path;
+    for (size_t i = 1; i < argc; i++)
+        args[i + script] = argv[i];
+    struct wrapper_exec w;
+    wrapper_exec_of(0, &w);
+    w.argv = args;
+    w.path_var = getenv("PATH");
+    enum wrapper_verdict verdict = wrapper_verdict(image, &w, opts);
+    wrapper_exec_free(&w);
+    free(args);
+    return verdict;
 }
 
 /* Validates the program before anything is created: every bad input is one line, no run dir.
  * With -l, the libraries are only known once the program runs: the patterns are checked at the
- * end (warn_unmatched_at_end), and an executable without symbols is fine. */
-static int check_program(const char *program, const struct record_cli *cli, char *path,
-                         size_t pathlen)
+ * end (warn_unmatched_at_end), and an executable without symbols is fine. So is a wrapper (env,
+ * nice, sh -c, runuser: the controller follows it to what it runs, and the run ends with an
+ * error if nothing it ran had functions: nothing_traceable_ran), and an executable without
+ * functions that can run another program. */
+static int check_program(const char *program, struct record_cli *cli, char *path, size_t pathlen)
 {
-    const struct trace_options *opts = &cli->opts.trace;
+    struct trace_options *opts = &cli->opts.trace;
     const struct func_filter *filter = &opts->filter;
     char image_path[PATH_MAX];
     if (launch_resolve(program, path, pathlen, image_path, sizeof(image_path)) < 0)
         return -1;
+    if (strcmp(image_path, path) != 0)
+        opts->script = path; /* as launch_program execs it: its interpreter has it in its argv */
     struct elf_image image;
     if (elf_image_load(&image, image_path) < 0)
         return -1;
-    int n = count_traceable(&image);
-    if (cli->opts.trace.nlibs) {
+    size_t n = elf_image_traceable(&image);
+    enum wrapper_verdict verdict = program_verdict(&image, path, cli->program_argv, opts);
+    if (opts->nlibs || (verdict != WRAPPER_NOT && (n || wrapper_can_run_programs(image_path)))) {
         elf_image_free(&image);
         return 0;
     }
@@ -199,10 +224,16 @@ static void warn_globs(int opt, const char *const *globs, size_t n, uint64_t mat
             err_msg("warning: -%c %s: matches no %s", opt, globs[i], what);
 }
 
-/* With -l: the patterns that found nothing in the whole run, and the libraries it loaded. */
+/* With -l: the patterns that found nothing in the whole run, and the libraries it loaded; after
+ * a wrapper, the programs it ran. */
 static void warn_unmatched_at_end(const struct record_cli *cli, const struct session *s)
 {
     const struct trace_options *o = &cli->opts.trace;
+    if (!o->nlibs && s->stats.wrapper_images && s->stats.traced_images) {
+        const char *what = "function of the programs traced";
+        warn_globs('F', o->filter.only, o->filter.nonly, s->stats.only_matched, what);
+        warn_globs('N', o->filter.exclude, o->filter.nexclude, s->stats.exclude_matched, what);
+    }
     if (!o->nlibs)
         return;
     char what[700];
@@ -224,6 +255,59 @@ static uint64_t lost_returns(const struct session *s)
     return s->backend && s->backend->lost_returns ? s->backend->lost_returns(s) : 0;
 }
 
+/* Which engine traced the processes: " (inject engine)", or with the processes the breakpoints
+ * traced instead, " (inject engine in 2, breakpoints in 1)". */
+static void engines_text(const struct session *s, char *buf, size_t len)
+{
+    const struct run_stats *counts = &s->stats;
+    uint64_t engine = counts->processes_by_engine, breakpoints = counts->processes_by_breakpoints;
+    if (s->backend == s->breakpoints)
+        snprintf(buf, len, " (ptrace engine)");
+    else if (!breakpoints)
+        snprintf(buf, len, " (inject engine)");
+    else if (!engine)
+        snprintf(buf, len, " (breakpoints in %llu)", (unsigned long long)breakpoints);
+    else
+        snprintf(buf, len, " (inject engine in %llu, breakpoints in %llu)",
+                 (unsigned long long)engine, (unsigned long long)breakpoints);
+}
+
+/* The calls the engine could not record, by cause: the one cause named, or each with its
+ * count. */
+static void print_dropped(const struct session *s, uint64_t dropped)
+{
+    static const char *const why[DROP_CAUSES] = {
+        [DROP_RING_FULL] = "a thread's ring stayed full (--buffer-size makes rings larger)",
+        [DROP_SHADOW_FULL] = "calls nested deeper than a thread's shadow stack holds (262144)",
+        [DROP_VFORK] = "a vfork child made them before it exec'd, on its parent's rings",
+        [DROP_UNREADABLE] = ("their events were never finished (a signal handler left a "
+                             "trampoline with longjmp)"),
+        [DROP_STOPPED] = ("calltrace, told to stop, left them unread after a second of "
+                          "draining"),
+    };
+    uint64_t by[DROP_CAUSES] = {0}, known = 0;
+    if (s->backend->drop_causes)
+        s->backend->drop_causes(s, by);
+    size_t causes = 0;
+    for (size_t c = 0; c < DROP_CAUSES; c++) {
+        known += by[c];
+        causes += by[c] != 0;
+    }
+    fprintf(stderr, "calltrace: %llu calls were not recorded: ", (unsigned long long)dropped);
+    const char *sep = "";
+    for (size_t c = 0; c < DROP_CAUSES; c++) {
+        if (!by[c])
+            continue;
+        fprintf(stderr, "%s%s", sep, why[c]);
+        if (causes > 1 || known != dropped)
+            fprintf(stderr, " (%llu)", (unsigned long long)by[c]);
+        sep = "; ";
+    }
+    if (known < dropped)
+        fprintf(stderr, "%sof unknown cause (%llu)", sep, (unsigned long long)(dropped - known));
+    fputc('\n', stderr);
+}
+
 static void print_summary(const char *run, const struct trace_stats *stats, const struct session *s,
                           const struct call_gate *gate)
 {
@@ -231,10 +315,19 @@ static void print_summary(const char *run, const struct trace_stats *stats, cons
     if (stats->unfinished)
         snprintf(unfinished, sizeof(unfinished), " (%llu unfinished)",
                  (unsigned long long)stats->unfinished);
-    note_msg("trace in %s/%s: %llu calls%s, %llu thread%s, %llu process%s", run, stats->files,
-             (unsigned long long)stats->calls, unfinished, (unsigned long long)stats->threads,
-             stats->threads == 1 ? "" : "s", (unsigned long long)stats->processes,
-             stats->processes == 1 ? "" : "es");
+    char engines[80];
+    engines_text(s, engines, sizeof(engines));
+    note_msg("trace in %s/%s: %llu call%s%s, %llu thread%s, %llu process%s%s", run, stats->files,
+             (unsigned long long)stats->calls, stats->calls == 1 ? "" : "s", unfinished,
+             (unsigned long long)stats->threads, stats->threads == 1 ? "" : "s",
+             (unsigned long long)stats->processes, stats->processes == 1 ? "" : "es", engines);
+    if (s->stats.breakpoint_functions)
+        fprintf(stderr,
+                "calltrace: %llu function%s traced by breakpoints (marked in report, tree and the "
+                "trace): %s calls' times include two ptrace stops each, some 25 us\n",
+                (unsigned long long)s->stats.breakpoint_functions,
+                s->stats.breakpoint_functions == 1 ? "" : "s",
+                s->stats.breakpoint_functions == 1 ? "its" : "their");
     if (gate && gate->dropped_deep)
         fprintf(stderr, "calltrace: %llu calls deeper than -D %u left out\n",
                 (unsigned long long)gate->dropped_deep, gate->max_depth);
@@ -248,11 +341,7 @@ static void print_summary(const char *run, const struct trace_stats *stats, cons
                 counts->untraced_processes == 1 ? "" : "es");
     uint64_t dropped = dropped_calls(s), lost = lost_returns(s);
     if (dropped)
-        fprintf(stderr,
-                "calltrace: %llu calls were not recorded (a thread's ring stayed full, its "
-                "shadow stack was full, a vfork child made them, or a signal handler left a "
-                "trampoline with longjmp); --buffer-size makes rings larger\n",
-                (unsigned long long)dropped);
+        print_dropped(s, dropped);
     if (lost)
         fprintf(stderr,
                 "calltrace: %llu returns were not recorded (a thread's ring stayed full, or, "
@@ -493,6 +582,39 @@ static void end_session(struct session *s)
     x86_decoder_close(&s->decoder);
 }
 
+/* A run that is not kept: its record closed, its directory removed. */
+static void abandon_run(struct recorder *rec, struct session *s, struct run_dir *run)
+{
+    recorder_close(rec);
+    end_session(s);
+    if (rec->gate)
+        call_gate_free(rec->gate);
+    run_dir_discard(run);
+}
+
+/* A wrapper (path) ran, as check_program let it, and nothing it ran had functions to trace:
+ * the refusal comes after the run, which has nothing to show. */
+static bool nothing_traceable_ran(const struct session *s, const struct record_cli *cli,
+                                  const char *path)
+{
+    if (cli->opts.trace.nlibs || cli->attach_pid || s->stats.traced_images ||
+        !s->stats.passed_images)
+        return false;
+    const char *hint = "build the program it runs with symbols and do not strip it, or install "
+                       "its debug file";
+    /* a wrapper had functions, unnamed: saying it had none would not be true */
+    const char *why = "no function symbols to trace, and it ran no program that has some";
+    if (s->stats.passed_with_functions) {
+        hint = "--trace-wrappers traces a wrapper's own functions, named func_0xADDRESS";
+        why = "passed through untraced as a wrapper, and it ran no program that has functions "
+              "to trace";
+    }
+    if (!cli->opts.trace.follow_forks)
+        hint = "--no-follow left untraced what it ran in child processes";
+    err_hint(hint, "%s: %s", path, why);
+    return true;
+}
+
 int cmd_record(int argc, char **argv)
 {
     struct record_cli cli = {
@@ -544,17 +666,14 @@ int cmd_record(int argc, char **argv)
     }
     struct session s;
     if (run_traced(&cli, path, &rec, &clock, &s) < 0) {
-        recorder_close(&rec);
-        end_session(&s);
-        if (rec.gate)
-            call_gate_free(rec.gate);
-        run_dir_discard(&run);
+        abandon_run(&rec, &s, &run);
         return 2;
     }
     progress_end(&progress);
     rec.progress = NULL;
+    bool refused = nothing_traceable_ran(&s, &cli, path);
     /* nothing to look at: no run directory to find, or to mistake for a trace */
-    bool empty = filtered_out_everything(&cli, &s, &rec);
+    bool empty = refused || filtered_out_everything(&cli, &s, &rec);
     int failed = empty ? 0 : finish_run(&run, &rec, &s, &cli);
     if (empty) {
         recorder_close(&rec);
@@ -574,6 +693,8 @@ int cmd_record(int argc, char **argv)
         return failed || s.detach_failed ? 1 : 0;
     if (stop_signal && !s.detaching)
         return 128 + stop_signal;
+    if (refused)
+        return 2;
     int code = exit_code_of(s.main_status);
     return failed && code == 0 ? 1 : code;
 }

@@ -38,6 +38,7 @@ enum {
     OPT_FORMAT,
     OPT_SHARE,
     OPT_CALLSITES,
+    OPT_TRACE_WRAPPERS,
 };
 
 static void usage(FILE *f)
@@ -98,6 +99,10 @@ static void usage(FILE *f)
           "      --max-call-dirs N  call folders per function (default 1000, 0: no limit)\n"
           "      --no-follow    trace only PROGRAM's own process: its children run free of\n"
           "                     every breakpoint (threads are always traced)\n"
+          "      --trace-wrappers  trace a wrapper's own functions too: a stripped env,\n"
+          "                     nice, timeout, runuser, sh -c or script interpreter (all\n"
+          "                     its functions func_0xADDRESS) that runs a program is\n"
+          "                     otherwise followed untraced to the program it runs\n"
           "      --engine=E     inject (the default): records inside the program through\n"
           "                     patched entries, tens of ns a call; forked children until\n"
           "                     they exec, programs it cannot handle (static, swapcontext)\n"
@@ -284,6 +289,7 @@ int record_parse_args(int argc, char **argv, struct record_cli *cli)
         {"pid", required_argument, NULL, 'p'},
         {"duration", required_argument, NULL, 't'},
         {"no-follow", no_argument, NULL, OPT_NO_FOLLOW},
+        {"trace-wrappers", no_argument, NULL, OPT_TRACE_WRAPPERS},
         {"attach-breakpoints", no_argument, NULL, OPT_ATTACH_BREAKPOINTS},
         {"engine", required_argument, NULL, OPT_ENGINE},
         {"buffer-size", required_argument, NULL, OPT_BUFFER_SIZE},
@@ -383,6 +389,9 @@ int record_parse_args(int argc, char **argv, struct record_cli *cli)
             break;
         case OPT_NO_FOLLOW:
             cli->opts.trace.follow_forks = false;
+            break;
+        case OPT_TRACE_WRAPPERS:
+            cli->opts.trace.trace_wrappers = true;
             break;
         case OPT_ATTACH_BREAKPOINTS:
             cli->opts.trace.attach_breakpoints = true;

@@ -347,6 +347,8 @@ static int print_table(struct report_ctx *rc, const struct report_row *rows, siz
         }
         if (s->unfinished)
             printf(" (%llu unfinished)", (unsigned long long)s->unfinished);
+        if (replay_sym(&p->replay, rows[i].sym)->breakpoint)
+            fputs(" (breakpoint)", stdout);
         struct source_line where;
         if (srcline_of(rc, rows[i].sym, &where))
             cli_put_srcline(stdout, " at ", &where, "");
@@ -366,7 +368,7 @@ static void print_csv(struct report_ctx *rc, const struct report_row *rows, size
 {
     const struct profile *p = rc->p;
     printf("function,image,calls,total_ns,self_ns,avg_ns,min_ns,max_ns,unfinished,p50_ns,p90_ns,"
-           "p99_ns%s\n",
+           "p99_ns,breakpoint%s\n",
            rc->cli->srcline ? ",file,line" : "");
     for (size_t i = 0; i < n; i++) {
         const struct func_stats *s = rows[i].s;
@@ -379,6 +381,7 @@ static void print_csv(struct report_ctx *rc, const struct report_row *rows, size
                (long long)percentile_of(p, rows[i].sym, 50),
                (long long)percentile_of(p, rows[i].sym, 90),
                (long long)percentile_of(p, rows[i].sym, 99));
+        printf(",%d", replay_sym(&p->replay, rows[i].sym)->breakpoint);
         struct source_line where;
         if (srcline_of(rc, rows[i].sym, &where)) {
             putchar(',');
@@ -423,6 +426,7 @@ static int print_json(struct report_ctx *rc, const char *run, const struct repor
         cJSON_AddNumberToObject(o, "p50_ns", (double)percentile_of(p, rows[i].sym, 50));
         cJSON_AddNumberToObject(o, "p90_ns", (double)percentile_of(p, rows[i].sym, 90));
         cJSON_AddNumberToObject(o, "p99_ns", (double)percentile_of(p, rows[i].sym, 99));
+        cJSON_AddBoolToObject(o, "breakpoint", replay_sym(&p->replay, rows[i].sym)->breakpoint);
         struct source_line where;
         if (srcline_of(rc, rows[i].sym, &where)) {
             cJSON_AddStringToObject(o, "file", where.file);
@@ -575,6 +579,10 @@ static int print_report(struct report_ctx *rc, const char *run)
     }
     if (!rc->cli->hist && rc->cli->top && (size_t)rc->cli->top < n)
         n = (size_t)rc->cli->top;
+    bool marked = false;
+    for (size_t i = 0; i < n && !rc->cli->hist; i++)
+        marked |= replay_sym(&rc->p->replay, rows[i].sym)->breakpoint;
+    run_note_breakpoints(run, marked);
     int ret = 0;
     if (rc->cli->hist)
         ret = print_hists(rc, run, rows, n);

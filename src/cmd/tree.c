@@ -46,6 +46,7 @@ struct tree_ctx {
     struct tree_thread **threads; /* in order of first call */
     size_t nthreads;
     bool write_failed;
+    bool breakpoint_shown;       /* a call of a function marked breakpoint was printed */
     struct run_funcs *funcs;     /* names and DWARF, to format captured values */
     struct source_files sources; /* --srcline */
     char **names_shown;          /* by symbol: its name escaped for text output, once */
@@ -328,6 +329,10 @@ static int on_exit_call(void *ctx, struct replay *r, const struct call_done *c)
         fputs(" */", tt->out);
     }
     put_marks(tt->out, c->flags);
+    if (run_funcs_by_breakpoint(tc->funcs, c->frame->func)) { /* this process's function */
+        fputs(" /* breakpoint */", tt->out);
+        tc->breakpoint_shown = true;
+    }
     if (leaf)
         put_srcline(tc, tt->out, r, tt->pid, c->frame);
     putc('\n', tt->out);
@@ -409,6 +414,7 @@ int cmd_tree(int argc, char **argv)
         run_warn_damaged(run, r.damaged);
     if (rc == 0)
         run_warn_dropped(run, r.dropped);
+    run_note_breakpoints(run, rc == 0 && tc.breakpoint_shown);
     cli_print_stats("tree", r.events, start_ns);
     replay_close(&r);
     return rc == 0 ? 0 : 1;

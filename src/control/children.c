@@ -92,6 +92,7 @@ static struct process *new_process(struct session *s, struct thread *parent, pid
     if (p->mem_fd < 0)
         note_untraced(s, pid, errno);
     p->exec_done = pp->exec_done;
+    memcpy(p->image_name, pp->image_name, sizeof(p->image_name));
     p->as = shares_memory ? addrspace_ref(pp->as)
             : untouched   ? addrspace_new()
                           : addrspace_copy(pp->as);

@@ -9,6 +9,8 @@
 #include <sys/ptrace.h>
 #include <unistd.h>
 
+#include <bsd/string.h>
+
 #include "control/control.h"
 #include "tracer/addrspace.h"
 #include "remote/memory.h"
@@ -16,7 +18,70 @@
 #include "tracer/scratch.h"
 #include "symbols/elf_image.h"
 #include "symbols/proc_maps.h"
+#include "control/wrapper.h"
 #include "util/log.h"
+
+/* A wrapper (env, nice, timeout, sh -c, runuser: control/wrapper.h) gets no rings and no
+ * breakpoints: its process is followed, by the breakpoints that place none, to what it runs.
+ * Attached, the program is what the user chose. Returns whether p's image passes through. */
+static bool passes_through(struct session *s, const struct process *p,
+                           const struct elf_image *image)
+{
+    if (s->attached)
+        return false;
+    struct wrapper_exec w;
+    wrapper_exec_of(p->pid, &w);
+    enum wrapper_verdict verdict = wrapper_verdict(image, &w, s->opts);
+    wrapper_exec_free(&w);
+    s->stats.wrapper_images += verdict != WRAPPER_NOT;
+    if (verdict != WRAPPER_FOLLOWED)
+        return false;
+    s->stats.passed_images++;
+    bool has_functions = elf_image_traceable(image) != 0;
+    s->stats.passed_with_functions += has_functions;
+    dbg(DBG_ENGINE, 1, "%s: %s in process %d: followed to what it runs", image->path,
+        has_functions ? "a wrapper (its functions are unnamed, and it runs a program)"
+                      : "no function to trace",
+        (int)p->pid);
+    return true;
+}
+
+/* The first image traced after wrappers passed through: one line says which, and what ran it
+ * (p's image until this exec). */
+static void note_traced(struct session *s, const struct process *p, const char *path)
+{
+    if (s->stats.traced_images++ == 0 && s->stats.passed_images && !s->opts->quiet)
+        err_msg("tracing %s (exec'd by %s)", path, *p->image_name ? p->image_name : "a wrapper");
+}
+
+/* Which engine traced p, once per process for each, for the closing line. */
+static void note_engine(struct session *s, struct process *p)
+{
+    if (p->backend == s->breakpoints && s->backend != s->breakpoints) {
+        s->stats.processes_by_breakpoints += !p->counted_by_breakpoints;
+        p->counted_by_breakpoints = true;
+    } else {
+        s->stats.processes_by_engine += !p->counted_by_engine;
+        p->counted_by_engine = true;
+    }
+}
+
+/* The name the kernel gave the process at this exec: the file name the program was run by (a
+ * script's own, not its interpreter's), as the user typed it; the image's otherwise. */
+static void set_image_name(struct process *p, const char *path)
+{
+    char comm_path[64];
+    snprintf(comm_path, sizeof(comm_path), "/proc/%d/comm", (int)p->pid);
+    FILE *f = fopen(comm_path, "re");
+    bool named = f && fgets(p->image_name, sizeof(p->image_name), f);
+    if (f)
+        fclose(f);
+    p->image_name[strcspn(p->image_name, "\n")] = '\0';
+    if (named && *p->image_name)
+        return;
+    const char *slash = strrchr(path, '/');
+    strlcpy(p->image_name, slash ? slash + 1 : path, sizeof(p->image_name));
+}
 
 long control_trace_executable(struct session *s, struct process *p, pid_t via, bool at_exec,
                               uint64_t now)
@@ -36,6 +101,15 @@ long control_trace_executable(struct session *s, struct process *p, pid_t via, b
             image.path = path;
         }
     }
+    if (at_exec && passes_through(s, p, &image)) {
+        set_image_name(p, image.path);
+        p->backend = s->breakpoints;
+        elf_image_free(&image);
+        return 0;
+    }
+    if (at_exec)
+        note_traced(s, p, image.path);
+    set_image_name(p, image.path);
     if (at_exec && remote_leave_syscall(process_target(p, via)) < 0) {
         dbg(DBG_ENGINE, 1, "process %d: cannot stop it at its first instruction: %s", (int)p->pid,
             strerror(errno));
@@ -57,6 +131,8 @@ long control_trace_executable(struct session *s, struct process *p, pid_t via, b
         traced = p->backend->trace_image(s, p, via, &image, bias);
     }
     control_note_filter_hits(s, &image); /* -F that matched nothing: cmd/record.c */
+    if (traced >= 0)
+        note_engine(s, p);
     dbg(DBG_ENGINE, 1, "%s: %ld functions traced in process %d", exe, traced, (int)p->pid);
     elf_image_free(&image);
     if (traced >= 0)

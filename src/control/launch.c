@@ -22,11 +22,14 @@
     (PTRACE_O_EXITKILL | PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |          \
      PTRACE_O_TRACEEXEC)
 
+/* Where a name is looked up when there is no PATH. */
+#define DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
+
 static int search_path(const char *program, char *out, size_t outlen)
 {
     const char *path = getenv("PATH");
     if (!path || !*path)
-        path = "/usr/local/bin:/usr/bin:/bin";
+        path = DEFAULT_PATH;
     int first_errno = ENOENT;
     for (const char *p = path;; p++) {
         const char *end = strchrnul(p, ':');
@@ -68,12 +71,37 @@ static int script_interpreter(const char *path, char *interp, size_t len)
     return 0;
 }
 
+/* A regular file with execute permission, name taken from dir_fd when it is relative. */
+static bool executable_at(int dir_fd, const char *name)
+{
+    struct stat st;
+    return fstatat(dir_fd, name, &st, 0) == 0 && S_ISREG(st.st_mode) &&
+           faccessat(dir_fd, name, X_OK, 0) == 0;
+}
+
+bool launch_names_executable(const char *name, const char *path_var, int dir_fd)
+{
+    if (!*name)
+        return false;
+    if (strchr(name, '/'))
+        return executable_at(dir_fd, name);
+    const char *path = path_var && *path_var ? path_var : DEFAULT_PATH;
+    char file[PATH_MAX];
+    for (const char *dir = path;; dir++) {
+        const char *end = strchrnul(dir, ':');
+        int n = end == dir ? snprintf(file, sizeof(file), "%s", name)
+                           : snprintf(file, sizeof(file), "%.*s/%s", (int)(end - dir), dir, name);
+        if (n > 0 && (size_t)n < sizeof(file) && executable_at(dir_fd, file))
+            return true;
+        if (!*end)
+            return false;
+        dir = end;
+    }
+}
+
 bool launch_findable(const char *program)
 {
-    char path[PATH_MAX];
-    if (strchr(program, '/'))
-        return access(program, X_OK) == 0;
-    return search_path(program, path, sizeof(path)) == 0;
+    return launch_names_executable(program, getenv("PATH"), AT_FDCWD);
 }
 
 int launch_resolve(const char *program, char *path, size_t pathlen, char *image_path,

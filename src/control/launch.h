@@ -14,6 +14,9 @@ int launch_resolve(const char *program, char *path, size_t pathlen, char *image_
 
 /* Is there an executable file program names (a path, or a name found in PATH)? Quiet. */
 bool launch_findable(const char *program);
+/* The same for a process whose PATH is path_var (NULL or empty: the default) and whose working
+ * directory is dir_fd (AT_FDCWD: calltrace's), for a relative path or an empty PATH entry. */
+bool launch_names_executable(const char *name, const char *path_var, int dir_fd);
 
 /* Forks and execs path with argv, environment untouched; the child is seized before it execs,
  * with PTRACE_O_EXITKILL so it can never outlive calltrace with breakpoints in it, and

@@ -163,8 +163,12 @@ static long resolve_ifuncs(struct session *s, struct process *p, pid_t tid,
     if (!r)
         return 0;
     size_t got = 0;
-    /* a resolver that calls a traced function passes its breakpoint, recording nothing */
+    /* a resolver that calls a traced function passes its breakpoint, recording nothing; one
+     * that runs patched code writes into the thread's ring, which the backend skips after */
     struct remote_traps traps = {s->breakpoints->trap_resume_at, p->as};
+    struct thread *t = thread_find(s, tid);
+    if (t && p->backend->own_code)
+        p->backend->own_code(s, t, false);
     for (size_t i = 0; i < n; i++) {
         uint64_t resolver = ifuncs[i].resolver + lib->bias, impl;
         if (remote_call(process_target(p, tid), resolver, &traps, &impl) < 0 || !impl) {
@@ -174,6 +178,8 @@ static long resolve_ifuncs(struct session *s, struct process *p, pid_t tid,
         }
         r[got++] = (struct resolved){impl, ifuncs[i].name};
     }
+    if (t && p->backend->own_code)
+        p->backend->own_code(s, t, true);
     long traced = trace_resolved(s, p, tid, lib, r, got);
     free(r);
     return traced;
@@ -384,9 +390,10 @@ static long sync_libraries(struct session *s, struct process *p, pid_t tid, uint
     long traced = 0;
     for (size_t i = 0; i < list.count; i++) {
         const struct loaded_object *obj = &list.objects[i];
-        /* the executable and the vDSO have no file name; the dynamic linker is never traced:
-         * calltrace's own hook is in it */
-        if (!*obj->path || obj->bias == lw->ld_base || known(lw, obj))
+        /* the executable has no file name, nor has the vDSO: its name, linux-vdso.so.1, is
+         * the only one without a '/' (the dynamic linker names every library it loads by the
+         * path it found it at); the dynamic linker is never traced: calltrace's hook is in it */
+        if (!strchr(obj->path, '/') || obj->bias == lw->ld_base || known(lw, obj))
             continue;
         if (p->backend->on_library)
             p->backend->on_library(s, p, tid, obj->path, obj->bias);

@@ -26,7 +26,8 @@ struct run_func {
     uint64_t addr;  /* runtime */
     int8_t matches; /* the image file still has this function there: 1, 0, -1 unknown yet */
     bool srcline_tried;
-    char *srcline; /* "file:line", or NULL: not known */
+    bool breakpoint; /* FUNC_BREAKPOINT */
+    char *srcline;   /* "file:line", or NULL: not known */
 };
 
 struct run_funcs {
@@ -103,6 +104,7 @@ int run_funcs_note(struct run_funcs *rf, const struct rec_hdr *h)
         }
         f->image = r->image;
         f->addr = r->addr;
+        f->breakpoint = h->flags & FUNC_BREAKPOINT;
         f->matches = -1;
         if (old) {
             free(old->name);
@@ -169,6 +171,12 @@ const char *run_funcs_name(const struct run_funcs *rf, uint32_t func)
 {
     const struct run_func *f = addr_map_get(&rf->funcs, (uint64_t)func + 1);
     return f ? f->name : "??";
+}
+
+bool run_funcs_by_breakpoint(const struct run_funcs *rf, uint32_t func)
+{
+    const struct run_func *f = addr_map_get(&rf->funcs, (uint64_t)func + 1);
+    return f && f->breakpoint;
 }
 
 /* The chunks of a checked record, sorted by kind. */

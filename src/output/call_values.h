@@ -20,6 +20,8 @@ void run_funcs_free(struct run_funcs *rf);
  * memory. */
 int run_funcs_note(struct run_funcs *rf, const struct rec_hdr *h);
 const char *run_funcs_name(const struct run_funcs *rf, uint32_t func);
+/* Was func traced by a breakpoint under the inject engine (FUNC_BREAKPOINT)? */
+bool run_funcs_by_breakpoint(const struct run_funcs *rf, uint32_t func);
 /* Where func is defined, "file:line" (analysis/source_file.h), worked out on first use; NULL
  * when not known. Lives until run_funcs_free. */
 const char *run_funcs_srcline(struct run_funcs *rf, uint32_t func);

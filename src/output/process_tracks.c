@@ -3,12 +3,19 @@
 int process_tracks_init(struct process_tracks *p)
 {
     *p = (struct process_tracks){0};
-    return addr_map_init(&p->reuse, 64);
+    if (addr_map_init(&p->reuse, 64) < 0)
+        return -1;
+    if (addr_map_init(&p->with_calls, 64) < 0) {
+        addr_map_free(&p->reuse);
+        return -1;
+    }
+    return 0;
 }
 
 void process_tracks_free(struct process_tracks *p)
 {
     addr_map_free(&p->reuse);
+    addr_map_free(&p->with_calls);
 }
 
 uint64_t process_track(struct process_tracks *p, uint32_t pid)
@@ -28,6 +35,15 @@ void process_tracks_started(struct process_tracks *p, uint32_t pid)
     p->last_pid = 0;
     /* Out of memory: the process shares its pid's earlier track, nothing worse. */
     (void)addr_map_put(&p->reuse, pid, (void *)((gen << 1) + 1));
+}
+
+bool process_tracks_first_call(struct process_tracks *p, uint32_t pid)
+{
+    uint64_t track = process_track(p, pid);
+    if (addr_map_get(&p->with_calls, track))
+        return false;
+    (void)addr_map_put(&p->with_calls, track, (void *)1); /* out of memory: counted again */
+    return true;
 }
 
 void process_tracks_ended(struct process_tracks *p, uint32_t pid)

@@ -5,6 +5,7 @@
 #ifndef CALLTRACE_OUTPUT_PROCESS_TRACKS_H
 #define CALLTRACE_OUTPUT_PROCESS_TRACKS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "util/addr_map.h"
@@ -12,8 +13,9 @@
 #define PID_SPACE (1ull << 22)
 
 struct process_tracks {
-    struct addr_map reuse; /* pid -> ((generation << 1) | ended) + 1 */
-    uint32_t last_pid;     /* process_track's last answer, for a run of calls of one process */
+    struct addr_map reuse;      /* pid -> ((generation << 1) | ended) + 1 */
+    struct addr_map with_calls; /* track -> (void *)1: a call of it was shown */
+    uint32_t last_pid;          /* process_track's last answer, for a run of calls of one process */
     uint64_t last_track;
 };
 
@@ -23,5 +25,7 @@ uint64_t process_track(struct process_tracks *p, uint32_t pid);
 /* A REC_PROCESS that is not an exec: a pid whose earlier process ended gets a new track. */
 void process_tracks_started(struct process_tracks *p, uint32_t pid);
 void process_tracks_ended(struct process_tracks *p, uint32_t pid);
+/* Is this the first call shown of the process pid runs now (its track's)? */
+bool process_tracks_first_call(struct process_tracks *p, uint32_t pid);
 
 #endif

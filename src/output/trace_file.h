@@ -16,6 +16,7 @@
 #include <sys/types.h>
 
 #include "output/call_window.h"
+#include "output/process_tracks.h"
 #include "output/run_dir.h"
 #include "util/progress.h"
 
@@ -103,7 +104,8 @@ static inline void trace_size_check(struct trace_size_guard *g, uint64_t written
  * stop), counted in stats alike by both formats (a forked child's copy of its parent's
  * open calls is shown but not counted: the child did not make them). */
 static inline int trace_call_over(struct window_reader *wr, const struct call_done *c,
-                                  window_begin_fn begin, void *ctx, struct trace_stats *stats)
+                                  window_begin_fn begin, void *ctx, struct trace_stats *stats,
+                                  struct process_tracks *pids)
 {
     /* The frame is the reader's, still on its thread's stack: the window marks it. */
     int shown = window_exit(wr, c->thread, (struct call_frame *)c->frame, c->end_ns, begin, ctx);
@@ -114,6 +116,12 @@ static inline int trace_call_over(struct window_reader *wr, const struct call_do
     }
     stats->calls += counted;
     stats->unfinished += counted && (c->flags & EXIT_UNFINISHED);
+    /* the threads and processes counted are those that made calls shown (a wrapper's process,
+     * a thread that only waits: none); the thread is the reader's, as the frame */
+    if (counted && ((struct call_thread *)c->thread)->calls_shown++ == 0) {
+        stats->threads++;
+        stats->processes += process_tracks_first_call(pids, c->thread->pid);
+    }
     return 1;
 }
 

@@ -66,6 +66,7 @@ static void put_metadata(struct json_writer *w, const char *what, uint32_t pid, 
 #define CALL_HEAD_END ",\"cat\":\"function\",\"ph\":\"X\",\"ts\":"
 struct call_head {
     size_t len;
+    bool breakpoint; /* FUNC_BREAKPOINT: its calls say "traced_by":"breakpoint" */
     char text[];
 };
 
@@ -83,14 +84,16 @@ static struct call_head *call_head_new(const char *name, size_t name_len)
     return h;
 }
 
-static void put_call_head(struct json_writer *w, uint32_t func)
+/* Returns the function's head, NULL when the record never named it. */
+static const struct call_head *put_call_head(struct json_writer *w, uint32_t func)
 {
     const struct call_head *h = addr_map_get(&w->func_names, func);
     if (h) {
         outbuf_write(&w->out, h->text, h->len);
-        return;
+        return h;
     }
     outbuf_puts(&w->out, CALL_HEAD_START "\"??\"" CALL_HEAD_END);
+    return NULL;
 }
 
 static void put_string_member(struct json_writer *w, const char *sep, const char *key,
@@ -138,11 +141,11 @@ static int put_call(void *ctx, struct call_reader *cr, const struct call_done *c
 {
     struct json_writer *w = ctx;
     (void)cr;
-    int shown = trace_call_over(&w->window, call, NULL, NULL, w->stats);
+    int shown = trace_call_over(&w->window, call, NULL, NULL, w->stats, &w->pids);
     if (shown <= 0)
         return shown;
     begin_event(w);
-    put_call_head(w, call->frame->func);
+    const struct call_head *head = put_call_head(w, call->frame->func);
     outbuf_put_usec(&w->out, call->frame->start_ns);
     outbuf_puts(&w->out, ",\"dur\":");
     outbuf_put_usec(&w->out, call->total_ns);
@@ -155,6 +158,10 @@ static int put_call(void *ctx, struct call_reader *cr, const struct call_done *c
             outbuf_printf(&w->out, "%s\"%s\":true", sep, call_marks[i].name);
             sep = ",";
         }
+    }
+    if (head && head->breakpoint) {
+        outbuf_printf(&w->out, "%s\"traced_by\":\"breakpoint\"", sep);
+        sep = ",";
     }
     put_values(w, call->frame, &sep);
     const char *src = w->srcline ? run_funcs_srcline(w->funcs, call->frame->func) : NULL;
@@ -191,6 +198,7 @@ static int remember_func(struct json_writer *w, const struct rec_func *f)
         free(copy);
         return -1;
     }
+    copy->breakpoint = f->hdr.flags & FUNC_BREAKPOINT;
     free(old);
     return window_note_func(&w->window, f->func, name, len);
 }
@@ -209,7 +217,6 @@ static void on_process(struct json_writer *w, const struct rec_process *p)
     put_ids(w, p->hdr.tid, p->hdr.tid);
     outbuf_printf(&w->out, ",\"args\":{\"sort_index\":%llu}}",
                   (unsigned long long)w->process_order++);
-    w->stats->processes++;
 }
 
 static void on_thread(struct json_writer *w, const struct rec_thread *t)
@@ -218,7 +225,6 @@ static void on_thread(struct json_writer *w, const struct rec_thread *t)
     int len =
         snprintf(name, sizeof(name), t->hdr.tid == t->pid ? "main %u" : "thread %u", t->hdr.tid);
     put_metadata(w, "thread_name", t->pid, t->hdr.tid, "name", name, (size_t)len);
-    w->stats->threads++;
 }
 
 static int handle(void *ctx, struct call_reader *cr, const struct rec_hdr *h)

@@ -124,6 +124,7 @@ struct pf_sequence {
 /* A function's name, made valid UTF-8 once. */
 struct pf_name {
     size_t len;
+    bool breakpoint; /* FUNC_BREAKPOINT: its calls say traced_by: breakpoint */
     char text[];
 };
 
@@ -137,6 +138,7 @@ struct pf_writer {
     struct addr_map sequences; /* tid -> struct pf_sequence, for freeing */
     struct run_funcs *funcs;   /* images and functions, to format -A / -R values */
     bool srcline;              /* "src": where each call's function is defined */
+    bool any_breakpoint;       /* a function is FUNC_BREAKPOINT: ends are looked at */
     uint32_t next_sequence;
     uint64_t tracks_epoch; /* moves when a process starts or ends: pids map to new tracks */
     struct pb_buf packet, part, inner; /* for the packets that are not a plain BEGIN / END */
@@ -401,6 +403,14 @@ static void put_values(struct pf_writer *w, struct pb_buf *event, const struct c
     call_values_free(&cv);
 }
 
+/* Was func traced by a breakpoint? Looked up only in a run that has such functions: the plain
+ * end of a call stays the hot path. */
+static bool by_breakpoint(const struct pf_writer *w, uint32_t func)
+{
+    const struct pf_name *name = w->any_breakpoint ? addr_map_get(&w->names, func) : NULL;
+    return name && name->breakpoint;
+}
+
 /* The SLICE_END of a call that did not simply return, or has values: they go with the end,
  * which Perfetto merges into the slice's arguments. */
 static void put_end_annotated(struct pf_writer *w, struct pf_sequence *s, uint64_t delta,
@@ -415,6 +425,8 @@ static void put_end_annotated(struct pf_writer *w, struct pf_sequence *s, uint64
     for (size_t i = 0; i < CALL_MARKS; i++)
         if (c->flags & call_marks[i].flag)
             put_annotation_bool(w, event, call_marks[i].name);
+    if (by_breakpoint(w, c->frame->func))
+        put_annotation_text(w, event, "traced_by", "breakpoint");
     put_values(w, event, c->frame);
     const char *src = w->srcline ? run_funcs_srcline(w->funcs, c->frame->func) : NULL;
     if (src)
@@ -432,7 +444,8 @@ static void put_end(struct pf_writer *w, const struct call_done *c)
     struct pf_sequence *s = sequence_of(w, c->thread, c->end_ns);
     uint64_t delta = advance(s, c->end_ns);
     if (c->flags || c->frame->args || c->frame->ret ||
-        (w->srcline && (c->frame->ret_addr || run_funcs_srcline(w->funcs, c->frame->func)))) {
+        (w->srcline && (c->frame->ret_addr || run_funcs_srcline(w->funcs, c->frame->func))) ||
+        by_breakpoint(w, c->frame->func)) {
         put_end_annotated(w, s, delta, c);
         return;
     }
@@ -463,7 +476,7 @@ static int on_call_exit(void *ctx, struct call_reader *cr, const struct call_don
 {
     struct pf_writer *w = ctx;
     (void)cr;
-    int shown = trace_call_over(&w->window, c, put_begin, w, w->stats);
+    int shown = trace_call_over(&w->window, c, put_begin, w, w->stats, &w->pids);
     if (shown <= 0)
         return shown;
     put_end(w, c);
@@ -508,6 +521,8 @@ static int remember_func(struct pf_writer *w, const struct rec_func *f)
         return -1;
     }
     copy->len = valid_len;
+    copy->breakpoint = f->hdr.flags & FUNC_BREAKPOINT;
+    w->any_breakpoint |= copy->breakpoint;
     memcpy(copy->text, valid, valid_len + 1);
     free(valid);
     struct pf_name *old = addr_map_get(&w->names, f->func);
@@ -524,10 +539,8 @@ static void on_process(struct pf_writer *w, const struct rec_process *p)
     uint32_t len;
     const char *name = rec_name(&p->hdr, &len);
     w->tracks_epoch++;
-    if (!(p->hdr.flags & PROCESS_EXEC)) {
+    if (!(p->hdr.flags & PROCESS_EXEC))
         process_tracks_started(&w->pids, p->hdr.tid);
-        w->stats->processes++;
-    }
     /* An exec describes the same track again, with the new name. */
     describe_process(w, process_track(&w->pids, p->hdr.tid), name, len);
 }
@@ -545,9 +558,6 @@ static int on_record(void *ctx, struct call_reader *cr, const struct rec_hdr *h)
         return run_funcs_note(w->funcs, h);
     case REC_PROCESS:
         on_process(w, (const struct rec_process *)h);
-        break;
-    case REC_THREAD:
-        w->stats->threads++;
         break;
     case REC_PROCESS_END:
         w->tracks_epoch++;

@@ -211,6 +211,7 @@ static int start_thread(struct call_reader *cr, const struct rec_thread *r)
         return rc;
     rc = end_thread(cr, t, saw_ticks(cr, r->ticks));
     t->pid = r->pid;
+    t->calls_shown = 0;
     return rc;
 }
 

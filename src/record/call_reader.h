@@ -52,6 +52,9 @@ struct call_thread {
     size_t depth;
     size_t cap;
     void *user;
+    /* a trace writer's: its calls written (output/trace_file.h), in this life of the tid (a
+     * REC_THREAD starts another) */
+    uint64_t calls_shown;
 };
 
 /* A call that is over. */

@@ -64,6 +64,11 @@ enum rec_type {
 #define EXIT_UNWOUND 2u    /* left by longjmp or an exception; end time is when it was seen */
 #define EXIT_INHERITED 4u  /* a frame a forked child inherited from its parent */
 
+/* REC_FUNC flags; a record written before they existed has none, and an older reader ignores
+ * them (no new REC_VERSION). FUNC_BREAKPOINT: traced by a breakpoint in a run of the inject
+ * engine, so each of its calls' times includes two ptrace stops, unlike the others'. */
+#define FUNC_BREAKPOINT 1u
+
 /* REC_PROCESS flags */
 #define PROCESS_EXEC 1u /* the same process, now running a new image */
 

@@ -81,11 +81,17 @@ void rec_image(struct recorder *rec, uint32_t id, pid_t pid, uint64_t bias, cons
 void rec_func(struct recorder *rec, uint32_t id, uint32_t image, uint64_t addr, uint64_t size,
               const char *name)
 {
+    rec_func_flagged(rec, id, image, addr, size, name, 0);
+}
+
+void rec_func_flagged(struct recorder *rec, uint32_t id, uint32_t image, uint64_t addr,
+                      uint64_t size, const char *name, unsigned flags)
+{
     char buf[REC_MAX_NAME];
     size_t len;
     name = clamp_name(name, &len, buf);
     size_t rsize = sizeof(struct rec_func) + ((len + 7) & ~(size_t)7);
-    struct rec_func r = {hdr(REC_FUNC, rsize, 0, 0),
+    struct rec_func r = {hdr(REC_FUNC, rsize, 0, flags),
                          id,
                          image,
                          addr,

@@ -59,6 +59,9 @@ int recorder_keep_call_sites(struct recorder *rec);
 void rec_image(struct recorder *rec, uint32_t id, pid_t pid, uint64_t bias, const char *path);
 void rec_func(struct recorder *rec, uint32_t id, uint32_t image, uint64_t addr, uint64_t size,
               const char *name);
+/* The same with REC_FUNC flags (FUNC_BREAKPOINT). */
+void rec_func_flagged(struct recorder *rec, uint32_t id, uint32_t image, uint64_t addr,
+                      uint64_t size, const char *name, unsigned flags);
 /* is_exec: the same process with a new image (not counted again). */
 void rec_process(struct recorder *rec, pid_t pid, pid_t ppid, uint64_t ticks, const char *name,
                  bool is_exec);

@@ -1,5 +1,6 @@
 #include "symbols/demangle.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,4 +17,62 @@ char *demangle(const char *name)
         free(plain);
     }
     return strdup(name);
+}
+
+/* Does name[at] start (or, for the second '<' of operator<<, go on with) an operator's name,
+ * name[0..at) ending with "operator"? */
+static bool after_operator(const char *name, size_t at)
+{
+    static const char word[] = "operator";
+    size_t n = sizeof(word) - 1;
+    if (at >= n && memcmp(name + at - n, word, n) == 0)
+        return true;
+    return name[at] == '<' && at >= n + 1 && name[at - 1] == '<' &&
+           memcmp(name + at - n - 1, word, n) == 0;
+}
+
+/* The end of the bracketed group that starts at name[at] (open, close), or of name. */
+static size_t group_end(const char *name, size_t at, char open, char close)
+{
+    int depth = 0;
+    size_t i = at;
+    for (; name[i]; i++) {
+        depth += name[i] == open;
+        depth -= name[i] == close;
+        if (depth == 0)
+            return i + 1;
+    }
+    return i;
+}
+
+static void put_char(char *out, size_t len, size_t *o, char c)
+{
+    if (*o + 1 < len)
+        out[(*o)++] = c;
+}
+
+void demangled_short_name(const char *name, size_t max, char *out, size_t len)
+{
+    static const char anonymous[] = "(anonymous namespace)";
+    size_t o = 0;
+    for (size_t i = 0; name[i];) {
+        char c = name[i];
+        bool group = (c == '<' || c == '(') && !after_operator(name, i) &&
+                     strncmp(name + i, anonymous, sizeof(anonymous) - 1) != 0;
+        if (!group) {
+            put_char(out, len, &o, c);
+            i++;
+            continue;
+        }
+        char close = c == '<' ? '>' : ')';
+        put_char(out, len, &o, c);
+        put_char(out, len, &o, close);
+        i = group_end(name, i, c, close);
+    }
+    if (len)
+        out[o < len ? o : len - 1] = '\0';
+    if (o > max && max > 3 && max < len) { /* its end: the function's own name */
+        memmove(out + 3, out + o - (max - 3), max - 3 + 1);
+        memcpy(out, "...", 3);
+    }
 }

@@ -472,6 +472,7 @@ static int read_functions(struct elf_image *image, Elf *elf, char *why, size_t w
         f->addr = raw[i].addr;
         f->size = raw[i].size;
         f->name = function_name(&raw[i]);
+        f->unnamed = !raw[i].name[0];
         char *plain = unversioned(raw[i].name);
         f->skipped =
             raw[i].ifunc_choice || (plain && (is_runtime_function(plain) || is_cold_part(plain)));
@@ -638,4 +639,50 @@ int elf_lookup_symbols(const char *path, const char *const *names, uint64_t *val
     elf_end(elf);
     close(fd);
     return 0;
+}
+
+bool elf_imports_any(const char *path, const char *const *names, size_t n)
+{
+    char why[256];
+    int fd;
+    Elf *elf = NULL;
+    if (open_elf(path, &fd, &elf, why, sizeof(why)) < 0) {
+        dbg(DBG_SYMBOLS, 1, "%s: %s", path, why);
+        return false;
+    }
+    bool found = false;
+    for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn && !found; scn = elf_nextscn(elf, scn)) {
+        GElf_Shdr shdr;
+        if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_DYNSYM)
+            continue;
+        Elf_Data *data = elf_getdata(scn, NULL);
+        size_t count = data && shdr.sh_entsize ? data->d_size / shdr.sh_entsize : 0;
+        for (size_t i = 0; i < count && !found; i++) {
+            GElf_Sym sym;
+            if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx != SHN_UNDEF)
+                continue;
+            const char *name = elf_strptr(elf, shdr.sh_link, sym.st_name);
+            for (size_t k = 0; name && k < n && !found; k++)
+                found = strcmp(name, names[k]) == 0;
+        }
+    }
+    elf_end(elf);
+    close(fd);
+    return found;
+}
+
+size_t elf_image_traceable(const struct elf_image *image)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < image->nfuncs; i++)
+        n += !image->funcs[i].skipped;
+    return n;
+}
+
+bool elf_image_unnamed(const struct elf_image *image)
+{
+    for (size_t i = 0; i < image->nfuncs; i++)
+        if (!image->funcs[i].skipped && !image->funcs[i].unnamed)
+            return false;
+    return true;
 }

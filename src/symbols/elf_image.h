@@ -11,6 +11,7 @@ struct func_symbol {
     uint64_t size;
     char *name;   /* demangled */
     bool skipped; /* C runtime start-up code: known but never traced */
+    bool unnamed; /* from the unwind table alone: named func_0xADDRESS */
 };
 
 struct exec_segment {
@@ -50,9 +51,16 @@ int elf_image_load_headers(struct elf_image *image, const char *path);
  * and which must outlive the call); name is for messages. */
 int elf_image_load_memory(struct elf_image *image, const char *name, void *data, size_t size);
 void elf_image_free(struct elf_image *image);
+/* How many of its functions may be traced (the C runtime's are skipped). */
+size_t elf_image_traceable(const struct elf_image *image);
+/* Are all the functions it may trace unnamed (func_0xADDRESS: no symbol table, no debug file,
+ * and none that .dynsym names)? True when it has none. */
+bool elf_image_unnamed(const struct elf_image *image);
 /* Looks the n names up in path's symbol tables (.symtab, then .dynsym): values[i] is the
  * link-time value of names[i], 0 when absent. Returns 0, or -1 when path is unreadable. */
 int elf_lookup_symbols(const char *path, const char *const *names, uint64_t *values, size_t n);
+/* Does path import (an undefined .dynsym symbol) one of the n names? false when unreadable. */
+bool elf_imports_any(const char *path, const char *const *names, size_t n);
 /* Checks only that path is an ELF executable for this machine; fills why on failure. */
 int elf_check_executable(const char *path, char *why, size_t whylen);
 

@@ -28,6 +28,16 @@ struct ifunc_impl {
     bool done;
 };
 
+/* Why calls were captured but not recorded (the closing line names the cause). */
+enum drop_cause {
+    DROP_RING_FULL,   /* a thread's ring stayed full */
+    DROP_SHADOW_FULL, /* calls nested deeper than a thread's shadow stack holds */
+    DROP_VFORK,       /* a vfork child, on its parent's rings */
+    DROP_UNREADABLE,  /* an event never committed (a handler left a trampoline by longjmp) */
+    DROP_STOPPED,     /* events left unread: calltrace was told to stop (SIGINT, -t) */
+    DROP_CAUSES,
+};
+
 /* What a new thread's first stop means for its process. */
 enum start_verdict {
     START_TRACED,         /* traced as it is */
@@ -80,6 +90,11 @@ struct tracer_backend {
      * goes on, or 0 when the trap is not this backend's (remote/run.h's struct remote_traps;
      * as: the process's struct addrspace). */
     uint64_t (*trap_resume_at)(void *as, uint64_t addr);
+    /* calltrace runs code of its own in p's stopped thread t (an IFUNC resolver): before it
+     * (done false), and after it (done true), so that the calls that code makes are not
+     * recorded as the program's. NULL: nothing to do (a breakpoint's trap records nothing
+     * there, see trap_resume_at). */
+    void (*own_code)(struct session *s, struct thread *t, bool done);
     /* Before a breakpoint stop of t is handled: the calls t made otherwise come first. */
     void (*before_trap)(struct session *s, struct thread *t);
     /* A breakpoint's function entered with *ret read at rsp: true (and *ret the real return
@@ -122,6 +137,8 @@ struct tracer_backend {
     /* For the closing line: calls and returns captured but not recorded. */
     uint64_t (*dropped_calls)(const struct session *s);
     uint64_t (*lost_returns)(const struct session *s);
+    /* The dropped calls by cause: by[cause] for each enum drop_cause. */
+    void (*drop_causes)(const struct session *s, uint64_t by[DROP_CAUSES]);
     /* Events the program wrote over its side of the tracing with, left out. */
     uint64_t (*corrupt_events)(const struct session *s);
 

@@ -48,6 +48,9 @@ struct trace_options {
     size_t nlibs;
     struct capture_options capture; /* -A, -R, --string-max, --capture */
     bool quiet; /* -q: no closing line, nor notes of what falls back to breakpoints */
+    /* --trace-wrappers: an image the wrapper rule passes through is traced (control/wrapper.h) */
+    bool trace_wrappers;
+    const char *script; /* the "#!" script calltrace was given (its path as exec'd), or NULL */
 };
 
 struct process {
@@ -67,6 +70,11 @@ struct process {
      * breakpoints at its first stop (control_trace_untouched) */
     bool untouched;
     struct kernel_sigaction trap_action;
+    /* the file name of the image it runs (a forked child's: its parent's), for the line that
+     * says which program a wrapper exec'd */
+    char image_name[64];
+    /* counted in the closing line as traced by the run's engine, and by the breakpoints */
+    bool counted_by_engine, counted_by_breakpoints;
 };
 
 /* The controller's bookkeeping of a thread's stops while it attaches or detaches, or while the

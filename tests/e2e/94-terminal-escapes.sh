@@ -85,7 +85,7 @@ if command -v dot >/dev/null; then
     dot -Tcanon "$T/graph.dot" >/dev/null 2>"$T/dot.err" || fail "dot rejects the graph: $(head -3 "$T/dot.err")"
 fi
 
-python3 - "$T" "$run" "$prog" "${outputs[@]}" <<'PY' || fail "names are not escaped as documented"
+CT_ENGINE=$CT_ENGINE python3 - "$T" "$run" "$prog" "${outputs[@]}" <<'PY' || fail "names are not escaped as documented"
 import csv, io, json, os, re, sys
 T, run, prog, files = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
 bad = []
@@ -210,7 +210,8 @@ if stacks != {"main"} | {"main;" + n for n in want if n != "main"}:
     bad.append("diff --tree: %r" % sorted(stacks))
 
 err = read("record.err")
-for line in ["calltrace: trace in %s/trace.json: 57 calls, 1 thread, 1 process" % run_shown,
+for line in ["calltrace: trace in %s/trace.json: 57 calls, 1 thread, 1 process (%s engine)"
+             % (run_shown, os.environ["CT_ENGINE"]),
              "calltrace: arguments of 57 calls of 12 functions in %s/calls" % run_shown]:
     if line not in err.splitlines():
         bad.append("recording: no line %r" % line)

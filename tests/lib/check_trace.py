@@ -43,6 +43,9 @@ Subcommands:
   per-tid TRACE NAME                  sorted per-thread call counts of NAME
                                       (threads with zero calls omitted)
   check-per-tid TRACE NAME N...       per-tid NAME counts are exactly N...
+  arg-counts TRACE KEY                "NAME VALUE N" per function and value
+                                      of its calls' argument KEY (calls
+                                      without it: VALUE "-"), sorted
   check-metadata TRACE                every pid with calls has a
                                       process_name event, every thread with
                                       calls a thread_name event
@@ -92,7 +95,7 @@ def to_ns(v):
 
 class Call:
     __slots__ = ("idx", "origin", "name", "pid", "tid", "ts", "dur", "end",
-                 "unfinished", "inherited", "parent", "depth")
+                 "unfinished", "inherited", "parent", "depth", "args")
 
     def __init__(self, idx, name, pid, tid, ts_ns, dur_ns, args, origin):
         # idx orders calls that start and last alike: the order they were
@@ -110,6 +113,7 @@ class Call:
         # a forked child's copy of a call its parent had open: shown for
         # nesting, but not a call the child made
         self.inherited = args.get("inherited") is True
+        self.args = args
         self.parent = None
         self.depth = 0
 
@@ -564,6 +568,12 @@ def cmd_check_per_tid(t, a):
                                       " ".join(map(str, exp))))
 
 
+def cmd_arg_counts(t, a):
+    cnt = collections.Counter((c.name, str(c.args.get(a.key, "-"))) for c in real_calls(t))
+    for (name, value), n in sorted(cnt.items()):
+        print("%s %s %d" % (name, value, n))
+
+
 def cmd_check_metadata(t, a):
     pnames = {m["pid"] for m in t.meta if m["name"] == "process_name"}
     tnames = {(m["pid"], m["tid"]) for m in t.meta if m["name"] == "thread_name"}
@@ -617,6 +627,7 @@ def main(argv):
     add("per-tid", cmd_per_tid, "name")
     p = add("check-per-tid", cmd_check_per_tid, "name")
     p.add_argument("counts", nargs="+", type=int)
+    add("arg-counts", cmd_arg_counts, "key")
     add("check-metadata", cmd_check_metadata)
 
     # argparse cannot take "-f FILE" between two runs of positionals: move

@@ -3,7 +3,8 @@
 
 # The trees of every thread, without durations or ids, threads sorted (their tids differ), and
 # without "unwound" marks: the ptrace engine takes a call for returned when the catch block goes
-# on at its return address; the inject engine knows it was unwound (README, the inject engine).
+# on at its return address; the inject engine knows it was unwound (README, the inject engine);
+# nor "breakpoint" marks: which engine traced a call is not the call's shape.
 tree_shape() {
     "$CALLTRACE" tree "$1" | python3 -c '
 import sys
@@ -14,7 +15,7 @@ for line in sys.stdin:
             blocks.append("".join(cur))
         cur = []
         continue
-    cur.append(line[12:].replace(" /* unwound */", ""))
+    cur.append(line[12:].replace(" /* unwound */", "").replace(" /* breakpoint */", ""))
 if cur:
     blocks.append("".join(cur))
 sys.stdout.write("".join(sorted(blocks)))' >"$2" || fail "calltrace tree $1 failed"

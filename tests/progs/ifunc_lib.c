@@ -17,8 +17,11 @@ TRACED static int twice_shift(int x)
     return x << 1;
 }
 
+static unsigned long n_pick; /* resolver calls: the dynamic linker's, and calltrace's own */
+
 static int (*pick_twice(void))(int)
 {
+    COUNT(n_pick);
     __builtin_cpu_init();
     return __builtin_cpu_supports("sse2") ? twice_shift : twice_add;
 }
@@ -28,4 +31,9 @@ int twice(int x) __attribute__((ifunc("pick_twice")));
 unsigned long twice_calls(void)
 {
     return n_twice;
+}
+
+unsigned long pick_calls(void)
+{
+    return n_pick;
 }

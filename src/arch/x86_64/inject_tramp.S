@@ -231,11 +231,16 @@ inject_blob_exit:
     test edx, edx
     jz .Lentry_ring_ok
 .Lentry_ring_full:                          /* hooked all the same, so returns pair up */
+    inc qword ptr [rcx+CTL_DROPS_FULL]
     inc qword ptr [rcx+CTL_DROPS]
     jmp .Lentry_hook
 .Lentry_shadow_full:
     sub qword ptr [rcx+CTL_SHADOW_TOP], SHADOW_ENTRY_SIZE
-.Lentry_drop:
+    inc qword ptr [rcx+CTL_DROPS_SHADOW]
+    jmp .Lentry_dropped
+.Lentry_drop:                               /* a vfork child on its parent's block */
+    inc qword ptr [rcx+CTL_DROPS_VFORK]
+.Lentry_dropped:
     inc qword ptr [rcx+CTL_DROPS]
 .Lentry_untraced:                           /* run the function as if never patched */
     RESTORE_ENTRY_FRAME
@@ -603,6 +608,7 @@ inject_blob_exit_args:
     cmp rdx, [r12+CTL_LIMIT]
     jbe .Lxa_ring_ok
 .Lxa_ring_full:
+    inc qword ptr [r12+CTL_DROPS_FULL]
     inc qword ptr [r12+CTL_DROPS]
     jmp .Lxa_done
 /* Slow paths of the args entry. */
@@ -619,11 +625,16 @@ inject_blob_exit_args:
     cmp rdx, [r12+CTL_LIMIT]
     jbe .La_ring_ok
 .La_ring_full:                              /* hooked all the same, so returns pair up */
+    inc qword ptr [r12+CTL_DROPS_FULL]
     inc qword ptr [r12+CTL_DROPS]
     jmp .La_hook
 .La_shadow_full:
     sub qword ptr [r12+CTL_SHADOW_TOP], SHADOW_ENTRY_SIZE
-.La_drop:
+    inc qword ptr [r12+CTL_DROPS_SHADOW]
+    jmp .La_dropped
+.La_drop:                                   /* a vfork child on its parent's block */
+    inc qword ptr [r12+CTL_DROPS_VFORK]
+.La_dropped:
     inc qword ptr [r12+CTL_DROPS]
 .La_untraced:
     RESTORE_ARGS_FRAME

@@ -119,7 +119,13 @@ static int insert_entry(struct session *s, struct process *p, pid_t tid, uint32_
     if (!stored)
         return -1;
     *stored = bp;
-    rec_func(s->rec, bp.func, image_id, addr, size, name);
+    /* marked when the run's engine is another: its times are not like the others' */
+    unsigned flags = 0;
+    if (s->backend != s->breakpoints) {
+        flags = FUNC_BREAKPOINT;
+        s->stats.breakpoint_functions++;
+    }
+    rec_func_flagged(s->rec, bp.func, image_id, addr, size, name, flags);
     capture_plan_function(s, origin.path, origin.link_addr, name, bp.func);
     if (mem_write(p->mem_fd, addr, &int3, 1) < 0) {
         dbg(DBG_PROBE, 1, "cannot write a breakpoint at %s: %s", name, strerror(errno));

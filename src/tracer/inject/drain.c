@@ -337,6 +337,14 @@ static bool drain_cut(struct session *s, uint64_t *began)
     return (double)(s->inject->stop_drained + now - *began) * s->clock->ns_per_tick > STOP_DRAIN_NS;
 }
 
+/* Calls calltrace itself could not record, and why (those the trampolines dropped are counted
+ * in the control blocks). */
+static void count_drops(struct inject_engine *e, enum drop_cause cause, uint64_t calls)
+{
+    e->drops += calls;
+    e->drops_by[cause] += calls;
+}
+
 static void drain_slot(struct session *s, struct inject_space *sp, int slot, struct thread *t,
                        bool final)
 {
@@ -367,7 +375,7 @@ static void drain_slot(struct session *s, struct inject_space *sp, int slot, str
             break;
         if (*s->stop_signal && drain_cut(s, &stop_began)) {
             /* about a call for every two events: its entry and its exit */
-            s->inject->drops += (head - tail) / (2 * EVENT_SIZE);
+            count_drops(s->inject, DROP_STOPPED, (head - tail) / (2 * EVENT_SIZE));
             dbg(DBG_INJECT, 1, "thread %d: %llu bytes of its ring left unread: told to stop",
                 (int)t->tid, (unsigned long long)(head - tail));
             tail = head;
@@ -389,7 +397,7 @@ static void drain_slot(struct session *s, struct inject_space *sp, int slot, str
         if (state == RING_CORRUPT)
             corrupt(s, sp, t->tid, 1, "wrote a record of an impossible length");
         else if (state != RING_READY)
-            s->inject->drops++;
+            count_drops(s->inject, DROP_UNREADABLE, 1);
         if (state != RING_READY)
             continue;
         uint64_t last = first_ticks(s, sp, slot);
@@ -493,6 +501,24 @@ void inject_drain_thread(struct session *s, struct thread *t)
         drain_slot(s, sp, slot, t, false);
 }
 
+void inject_own_code(struct session *s, struct thread *t, bool done)
+{
+    if (!done) {
+        inject_drain_thread(s, t);
+        return;
+    }
+    struct inject_space *sp = addr_map_get(&s->inject->spaces, (uint64_t)t->proc->pid);
+    int slot = sp ? space_slot_of(sp, t->tid) : -1;
+    if (slot < 0 || sp->slot_lender[slot])
+        return;
+    uint8_t *ctl = space_ctl(sp, slot);
+    uint64_t head = space_load(ctl, CTL_HEAD), tail = space_load(ctl, CTL_TAIL);
+    if (head != tail)
+        dbg(DBG_INJECT, 1, "thread %d: %llu events of calltrace's own calls left out", (int)t->tid,
+            (unsigned long long)((head - tail) / EVENT_SIZE));
+    publish_tail(sp, ctl, head);
+}
+
 bool inject_hooked_return(const struct session *s, const struct thread *t, uint64_t rsp,
                           uint64_t *ret)
 {
@@ -527,6 +553,20 @@ static uint64_t sum_slot_counts(const struct session *s, uint64_t base, size_t a
 uint64_t inject_dropped_calls(const struct session *s)
 {
     return s->inject ? sum_slot_counts(s, s->inject->drops, CTL_DROPS) : 0;
+}
+
+void inject_drop_causes(const struct session *s, uint64_t by[DROP_CAUSES])
+{
+    static const size_t counter_at[] = {
+        [DROP_RING_FULL] = CTL_DROPS_FULL,
+        [DROP_SHADOW_FULL] = CTL_DROPS_SHADOW,
+        [DROP_VFORK] = CTL_DROPS_VFORK,
+    };
+    for (size_t c = 0; c < DROP_CAUSES; c++) {
+        by[c] = s->inject ? s->inject->drops_by[c] : 0;
+        if (s->inject && c < sizeof(counter_at) / sizeof(counter_at[0]))
+            by[c] = sum_slot_counts(s, by[c], counter_at[c]);
+    }
 }
 
 uint64_t inject_lost_returns(const struct session *s)

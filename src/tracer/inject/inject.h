@@ -56,11 +56,12 @@ struct inject_engine {
     struct addr_map shared_tls; /* threads cloned without CLONE_SETTLS, until their first stop */
     size_t ring_size;           /* per thread, a power of two */
     uint64_t drops;             /* calls not recorded, from spaces already gone */
-    uint64_t lost_returns;      /* returns not recorded, from spaces already gone */
-    uint64_t corrupt_events;    /* events the program wrote that made no sense: left out */
-    uint64_t stop_drained;      /* ticks drains took since calltrace was told to stop */
-    unsigned region_reads_left; /* /proc/PID/maps reads the drain of a ring may still make */
-    uint64_t tick_step;         /* ticks in a nanosecond, rounded up; 0 until needed */
+    uint64_t drops_by[DROP_CAUSES]; /* the same by cause, and the events calltrace could not read */
+    uint64_t lost_returns;          /* returns not recorded, from spaces already gone */
+    uint64_t corrupt_events;        /* events the program wrote that made no sense: left out */
+    uint64_t stop_drained;          /* ticks drains took since calltrace was told to stop */
+    unsigned region_reads_left;     /* /proc/PID/maps reads the drain of a ring may still make */
+    uint64_t tick_step;             /* ticks in a nanosecond, rounded up; 0 until needed */
     struct addr_map capture_tables; /* func id + 1 -> its capture table (-A/-R), as placed */
     struct values_buf *values;      /* the record being decoded from a ring (-A/-R) */
     uint8_t *record;                /* a ring record with data, copied out of the ring */
@@ -193,6 +194,10 @@ void inject_note(const struct session *s, const char *fmt, ...)
 /* Calls the trampolines could not record (ring or shadow stack full, signal handlers inside a
  * trampoline, a vfork child's). */
 uint64_t inject_dropped_calls(const struct session *s);
+void inject_drop_causes(const struct session *s, uint64_t by[DROP_CAUSES]);
+/* struct tracer_backend: own_code. The thread's ring is drained before; what calltrace's code
+ * wrote into it is skipped after. */
+void inject_own_code(struct session *s, struct thread *t, bool done);
 /* Returns the trampolines could not record (ring full): their calls are in the trace, ended at
  * the next event that proves them over. */
 uint64_t inject_lost_returns(const struct session *s);

@@ -287,8 +287,12 @@ void space_slot_own(struct inject_space *sp, int slot, struct process *p, pid_t 
 
 void space_slot_release(struct inject_engine *e, struct inject_space *sp, int slot)
 {
-    e->drops += space_count(space_ctl(sp, slot), CTL_DROPS);
-    e->lost_returns += space_count(space_ctl(sp, slot), CTL_LOST_RETURNS);
+    const uint8_t *ctl = space_ctl(sp, slot);
+    e->drops += space_count(ctl, CTL_DROPS);
+    e->drops_by[DROP_RING_FULL] += space_count(ctl, CTL_DROPS_FULL);
+    e->drops_by[DROP_SHADOW_FULL] += space_count(ctl, CTL_DROPS_SHADOW);
+    e->drops_by[DROP_VFORK] += space_count(ctl, CTL_DROPS_VFORK);
+    e->lost_returns += space_count(ctl, CTL_LOST_RETURNS);
     sp->slot_tid[slot] = 0;
     sp->slot_fs[slot] = 0;
     sp->slot_lender[slot] = 0;

@@ -226,8 +226,10 @@ static void write_exit(struct session *s, struct inject_space *sp, const struct 
         inject_drain(s, false);
     struct inject_event ev = {
         .tsc = now, .slot = e->slot, .ret = e->ret, .func = (uint32_t)e->func | INJECT_EVENT_EXIT};
-    if (!ring_append(&rv, &ev))
+    if (!ring_append(&rv, &ev)) {
         space_store(v->ctl, CTL_DROPS, space_load(v->ctl, CTL_DROPS) + 1);
+        space_store(v->ctl, CTL_DROPS_FULL, space_load(v->ctl, CTL_DROPS_FULL) + 1);
+    }
 }
 
 /* The walk is over, the thread is at reached with live_sp, and the frames below live_sp are

@@ -129,6 +129,25 @@ static bool leads_to_stub(const struct process *p, const struct text_map *m, con
     return false;
 }
 
+/* Is mem[i] inside (not at the start of) a stale rel32 jump to a stub? Its displacement bytes are
+ * whatever the distance to the stub is, and among thousands of entries some read as a 2-byte jcc
+ * whose target is another stale jump: the shape of a hop. Taken for one, the file's 2 bytes put
+ * back over them tore the jump in two, and the next call ran the torn half (SIGTRAP on redis
+ * attached again after a SIGKILLed calltrace; tests/e2e/114). */
+static bool inside_stale_jump(const struct process *p, const struct text_map *m, const uint8_t *mem,
+                              const uint8_t *file, size_t len, size_t i)
+{
+    for (size_t back = 1; back < ARCH_MAX_BRANCH_LEN && back <= i; back++) {
+        size_t at = i - back, blen;
+        uint64_t target, stub;
+        if ((target = branch_at(m, mem, len, at, &blen)) && blen != HOP_REACH && at + blen > i &&
+            memcmp(mem + at, file + at, blen) != 0 &&
+            leads_to_stub(p, m, mem, file, len, blen, target, &stub))
+            return true;
+    }
+    return false;
+}
+
 /* Puts the file's bytes back over each jump to a stub in the mapping m (an entry's jump, a hop,
  * a loop's branch retargeted), first those through hops, while the hops are still there;
  * returns how many. */
@@ -149,7 +168,8 @@ static size_t repair_map(const struct process *p, const struct text_map *m, uint
             uint64_t target, stub;
             if (!(target = branch_at(m, mem, len, i, &blen)) || i + blen <= diff ||
                 (blen == HOP_REACH) != (pass == 0) ||
-                !leads_to_stub(p, m, mem, file, len, blen, target, &stub))
+                !leads_to_stub(p, m, mem, file, len, blen, target, &stub) ||
+                (pass == 0 && inside_stale_jump(p, m, mem, file, len, i)))
                 continue;
             note_stub(p, stub, old);
             note_range(old, m->lo + i, m->lo + i + blen); /* a hop in padding, too */

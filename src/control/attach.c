@@ -28,7 +28,8 @@
 
 #define PF_KTHREAD 0x00200000u
 /* single steps that take a thread through what is left of an entry or exit trampoline (its only
- * loop, waiting for room in a ring, gives up once the dead calltrace's region is marked gone) */
+ * loop, waiting for room in a ring, ends at its next round once the dead calltrace's control
+ * block is marked given up: inject_give_up_stale_blocks) */
 #define STALE_STEPS 4096
 
 /* A field of /proc/PID/status ("TracerPid:", "Uid:"), as text; -1 when unreadable. */

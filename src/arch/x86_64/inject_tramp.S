@@ -303,6 +303,10 @@ inject_blob_exit:
     mov [rsp+24], rax
     mov qword ptr [rsp+16], RING_WAIT_TRIES
 .Lwait_count:
+/* given up on meanwhile: the calltrace attaching after this one was killed, which steps this
+ * thread out of here, or a detach */
+    cmp byte ptr [rbx+CTL_GAVE_UP], 0
+    jne .Lwait_give_up
     dec qword ptr [rsp+16]
     js .Lwait_give_up
     mov eax, __NR_kill                      /* kill(calltrace, SIGCHLD): it drains */

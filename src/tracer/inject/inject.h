@@ -151,6 +151,11 @@ struct stale_code {
  * files' bytes back, every thread of p stopped, and the code they led to is added to *old
  * (stale_patches.c). */
 void inject_undo_stale_patches(struct process *p, struct stale_code *old);
+/* -p, every thread of p stopped: the control blocks an earlier calltrace (killed while attached)
+ * left, which threads of p still name, are marked given up, so that a thread waiting in one for
+ * room in a ring (which nobody drains now) stops waiting at its next round: stepped out of that
+ * code before it gets a block of ours, instead of after up to RING_WAIT_TRIES futex waits. */
+void inject_give_up_stale_blocks(struct session *s, struct process *p);
 bool stale_code_has(const struct stale_code *old, uint64_t pc);
 /* t stopped at its exit: its thread control block marked untraced (threads.c says why). */
 void inject_on_thread_exit(struct session *s, struct thread *t);

@@ -30,17 +30,33 @@
 #include "tracer/stack_scan.h"
 #include "util/log.h"
 
+/* Is addr the exit of a copy of the blob (any calltrace's: the copy starts with its bytes)? */
+static bool blob_exit_at(struct process *p, uint64_t addr)
+{
+    const size_t offs[] = {inject_blob_exit_off, inject_blob_exit_args_off};
+    uint8_t head[32];
+    for (size_t i = 0; i < sizeof(offs) / sizeof(offs[0]); i++)
+        if (mem_read(p->mem_fd, addr - offs[i], head, sizeof(head)) == 0 &&
+            memcmp(head, inject_blob, sizeof(head)) == 0)
+            return true;
+    return false;
+}
+
 /* The calls of a shadow stack (entries[0..depth), a copy) return to their real addresses,
  * newest first. A slot is written only while it still holds an exit of exits: an entry whose
- * call was abandoned (longjmp) may name a slot reused since. */
+ * call was abandoned (longjmp) may name a slot reused since. With unknown set (a shadow stack an
+ * earlier calltrace left), the exit of any copy of the blob counts: a thread that kept a killed
+ * calltrace's block while the next one patched (it could not be stepped out of the old code) had
+ * calls hooked through the next one's copy into the old shadow stack (tests/e2e/114). */
 static int unhook_shadow(struct process *p, const uint8_t *entries, size_t depth,
-                         const struct exit_set *exits)
+                         const struct exit_set *exits, bool unknown_set)
 {
     int rc = 0;
     for (size_t i = depth; i-- > 0;) {
         uint64_t entry[2], held;
         memcpy(entry, entries + i * SHADOW_ENTRY_SIZE, sizeof(entry));
-        if (mem_read(p->mem_fd, entry[1], &held, sizeof(held)) < 0 || !exit_set_has(exits, held))
+        if (mem_read(p->mem_fd, entry[1], &held, sizeof(held)) < 0 ||
+            !(exit_set_has(exits, held) || (unknown_set && blob_exit_at(p, held))))
             continue;
         if (mem_write(p->mem_fd, entry[1], &entry[0], sizeof(entry[0])) < 0)
             rc = -1;
@@ -70,6 +86,35 @@ static int read_exit_set(struct process *p, uint64_t header, struct exit_set *x)
     return 0;
 }
 
+/* Is ctl the control block of an earlier calltrace (its region named, its shadow stack where
+ * the block puts it)? */
+static bool stale_block_at(struct process *p, uint64_t ctl)
+{
+    uint64_t region, base;
+    return mem_read(p->mem_fd, ctl + CTL_REGION, &region, sizeof(region)) == 0 && region &&
+           mem_read(p->mem_fd, ctl + CTL_SHADOW_BASE, &base, sizeof(base)) == 0 &&
+           base == ctl + CTL_SIZE + SHADOW_HEADER;
+}
+
+void inject_give_up_stale_blocks(struct session *s, struct process *p)
+{
+    ADDR_MAP_FOREACH(&s->threads, slot)
+    {
+        struct thread *t = slot->value;
+        arch_regs regs;
+        uint64_t ctl = 0;
+        const uint8_t gave_up = 1;
+        if (t->proc != p || ptrace(PTRACE_GETREGS, t->tid, 0, &regs) < 0 ||
+            !is_glibc_tcb(p, arch_tls_base(&regs)) ||
+            mem_read(p->mem_fd, arch_tls_base(&regs) + INJECT_TCB_SLOT, &ctl, sizeof(ctl)) < 0 ||
+            ctl <= 1 || !stale_block_at(p, ctl))
+            continue;
+        if (mem_write(p->mem_fd, ctl + CTL_GAVE_UP, &gave_up, sizeof(gave_up)) < 0)
+            dbg(DBG_INJECT, 1, "thread %d: cannot give an earlier block up: %s", (int)t->tid,
+                strerror(errno));
+    }
+}
+
 /* A thread whose thread control block still names the control block ctl of an earlier calltrace
  * (killed while attached: it could not put anything back) has calls hooked then, still open,
  * which return through that calltrace's code and shadow stack: once the thread's block is ours,
@@ -89,7 +134,7 @@ static void unhook_stale(struct process *p, pid_t tid, uint64_t ctl)
     size_t len = idx[0] - idx[2];
     uint8_t *entries = malloc(len ? len : 1);
     if (entries && mem_read(p->mem_fd, idx[2], entries, len) == 0) {
-        unhook_shadow(p, entries, len / SHADOW_ENTRY_SIZE, &exits);
+        unhook_shadow(p, entries, len / SHADOW_ENTRY_SIZE, &exits, true);
         if (mem_write(p->mem_fd, ctl + CTL_SHADOW_TOP, &idx[2], sizeof(idx[2])) < 0)
             dbg(DBG_INJECT, 1, "thread %d: cannot empty an earlier shadow stack: %s", (int)tid,
                 strerror(errno));
@@ -218,7 +263,7 @@ static int unhook_returns(struct process *p, const struct inject_space *sp, int 
     if (space_shadow_read(sp, slot, &shadow) < 0)
         return -1;
     struct exit_set exits = space_exit_set(sp);
-    int rc = unhook_shadow(p, shadow.entries, shadow.depth, &exits);
+    int rc = unhook_shadow(p, shadow.entries, shadow.depth, &exits, false);
     free(shadow.entries);
     return rc;
 }

@@ -117,8 +117,10 @@ long inject_trace_image(struct session *s, struct process *p, pid_t via,
     if (!image->nsegments)
         return -1;
     struct stale_code stale = {0};
-    if (s->attached)
+    if (s->attached) {
         inject_undo_stale_patches(p, &stale);
+        inject_give_up_stale_blocks(s, p);
+    }
     size_t len = BLOB_ROOM + patch_code_size(image);
     uint64_t code = scratch_alloc(p, via, image->segments[0].vaddr + bias, len, len);
     if (!code) {

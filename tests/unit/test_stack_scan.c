@@ -72,7 +72,8 @@ int main(void)
             found[0] == rip_outer)
             at = i;
     CHECK(at != 0);
-    memcpy(words, alt + at, sizeof(words));
+    memset(words, 0, sizeof(words));
+    memcpy(words, alt + at, 64 * sizeof(*words)); /* the frame is near the top of alt */
     uint64_t moved = 0x7f0000000000;
     for (size_t i = 0; i < 64; i++) /* its fp state pointer: as far above the copy */
         if (words[i] > (uint64_t)(uintptr_t)(alt + at) &&

@@ -91,7 +91,7 @@ stripped_case() {
     ct_run "$@"
     expect_trace
     same_rc
-    same_stdout
+    if [ "$*" = env ]; then same_stdout --env; else same_stdout; fi
     chk check-nesting
     own_counts "$PL_OUT" >"$T/own"
     expect_calls "$T/own" "$image"

@@ -272,17 +272,24 @@ expect_trace() {
     chk validate
 }
 
-# same_stdout [--ignore-counts]: traced stdout equals untraced stdout.
+# same_stdout [--ignore-counts | --env]: traced stdout equals untraced stdout. --env: the
+# output is an environment listing (env with no program).
 same_stdout() {
     local a=$PL_OUT b=$CT_OUT
-    local skip='^$.'
+    local skip='^$.' order=keep
     [ "${1:-}" = --ignore-counts ] && skip='^count '
     # valgrind (make check VALGRIND=1) leaks its log file's descriptor into the programs the
-    # traced calltrace execs: their "fds" line cannot match then.
+    # traced calltrace execs: their "fds" line cannot match then. It also reorders the
+    # environment calltrace passes on and adds to it (its variables below, and the test's
+    # CALLTRACE_REAL and CT_REPORT_DIR), and env's "_" is the path that ran it.
     [ -n "${CALLTRACE_REAL:-}" ] && skip="$skip\\|^fds "
+    if [ -n "${CALLTRACE_REAL:-}" ] && [ "${1:-}" = --env ]; then
+        skip="$skip\\|^\\(GLIBCPP_FORCE_NEW\\|GLIBCXX_FORCE_NEW\\|LD_PRELOAD\\|LD_LIBRARY_PATH\\|CALLTRACE_REAL\\|CT_REPORT_DIR\\|_\\)="
+        order=sort
+    fi
     if [ "$skip" != '^$.' ]; then
-        grep -v "$skip" "$PL_OUT" >"$T/pl.filtered"
-        grep -v "$skip" "$CT_OUT" >"$T/ct.filtered"
+        grep -v "$skip" "$PL_OUT" | if [ $order = sort ]; then sort; else cat; fi >"$T/pl.filtered"
+        grep -v "$skip" "$CT_OUT" | if [ $order = sort ]; then sort; else cat; fi >"$T/ct.filtered"
         a=$T/pl.filtered b=$T/ct.filtered
     fi
     if ! cmp -s "$a" "$b"; then

@@ -39,6 +39,16 @@ int cli_number(const char *opt, const char *value, long long min, long long max,
     return 0;
 }
 
+int cli_one_run(int argc, char **argv, const char *cmd, const char **run)
+{
+    if (optind < argc - 1) {
+        err_hint("give one run directory", "%s: too many arguments", cmd);
+        return -1;
+    }
+    *run = optind < argc ? argv[optind] : NULL;
+    return 0;
+}
+
 int cli_bad_option(char **argv, int c, const char *cmd)
 {
     char hint[64];

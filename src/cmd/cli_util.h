@@ -16,6 +16,9 @@ int cli_choice(const char *opt, const char *value, const char *const *names, siz
 int cli_number(const char *opt, const char *value, long long min, long long max, long long *out);
 /* The error for getopt's ':' or '?' result c of subcommand cmd. Returns -1. */
 int cli_bad_option(char **argv, int c, const char *cmd);
+/* The operands after getopt of subcommand cmd: at most one, the run directory (*run, NULL when
+ * none is given). Returns 0, or -1 after one error line. */
+int cli_one_run(int argc, char **argv, const char *cmd, const char **run);
 /* --tid of a thread that made no call: says which threads did. Returns -1. */
 int cli_missing_tid(const struct replay *r, const char *run, uint32_t tid);
 

@@ -110,11 +110,8 @@ static int parse_args(int argc, char **argv, struct flame_cli *cli)
             return cli_bad_option(argv, c, "flame");
         }
     }
-    if (optind < argc - 1) {
-        err_hint("give one run directory", "flame: too many arguments");
+    if (cli_one_run(argc, argv, "flame", &cli->run) < 0)
         return -1;
-    }
-    cli->run = optind < argc ? argv[optind] : NULL;
     if (cli->format == FLAME_AUTO) {
         size_t len = cli->output ? strlen(cli->output) : 0;
         cli->format =

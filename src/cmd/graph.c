@@ -139,11 +139,8 @@ static int parse_args(int argc, char **argv, struct graph_cli *cli)
             return cli_bad_option(argv, c, "graph");
         }
     }
-    if (rc == 0 && optind < argc - 1) {
-        err_hint("give one run directory", "graph: too many arguments");
+    if (rc == 0 && cli_one_run(argc, argv, "graph", &cli->run) < 0)
         return -1;
-    }
-    cli->run = optind < argc ? argv[optind] : NULL;
     return rc;
 }
 

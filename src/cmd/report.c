@@ -153,11 +153,8 @@ static int parse_args(int argc, char **argv, struct report_cli *cli)
             return cli_bad_option(argv, c, "report");
         }
     }
-    if (optind < argc - 1) {
-        err_hint("give one run directory", "report: too many arguments");
+    if (cli_one_run(argc, argv, "report", &cli->run) < 0)
         return -1;
-    }
-    cli->run = optind < argc ? argv[optind] : NULL;
     if (cli->callers && (cli->format == FMT_CSV || cli->hist)) {
         err_hint("use the table or -f json", "report: --callers has no room in %s",
                  cli->hist ? "--hist" : "csv");

@@ -101,11 +101,8 @@ static int parse_args(int argc, char **argv, struct tree_cli *cli)
             return cli_bad_option(argv, c, "tree");
         }
     }
-    if (optind < argc - 1) {
-        err_hint("give one run directory", "tree: too many arguments");
+    if (cli_one_run(argc, argv, "tree", &cli->run) < 0)
         return -1;
-    }
-    cli->run = optind < argc ? argv[optind] : NULL;
     return 0;
 }
 

@@ -157,6 +157,9 @@ void inject_undo_stale_patches(struct process *p, struct stale_code *old);
  * code before it gets a block of ours, instead of after up to RING_WAIT_TRIES futex waits. */
 void inject_give_up_stale_blocks(struct session *s, struct process *p);
 bool stale_code_has(const struct stale_code *old, uint64_t pc);
+/* Where a copy of the blob (any calltrace's: it starts with the blob's bytes) starts, if addr is
+ * at one of the offsets offs[0..n) into it (its entries, its exits); 0 when none is. */
+uint64_t inject_blob_copy_of(const struct process *p, uint64_t addr, const size_t *offs, size_t n);
 /* t stopped at its exit: its thread control block marked untraced (threads.c says why). */
 void inject_on_thread_exit(struct session *s, struct thread *t);
 /* A new thread's first stop: gives it a control block. A forked child's first thread gets its

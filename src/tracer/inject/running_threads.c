@@ -30,16 +30,11 @@
 #include "tracer/stack_scan.h"
 #include "util/log.h"
 
-/* Is addr the exit of a copy of the blob (any calltrace's: the copy starts with its bytes)? */
-static bool blob_exit_at(struct process *p, uint64_t addr)
+/* Is addr the exit of a copy of the blob (any calltrace's)? */
+static bool blob_exit_at(const struct process *p, uint64_t addr)
 {
     const size_t offs[] = {inject_blob_exit_off, inject_blob_exit_args_off};
-    uint8_t head[32];
-    for (size_t i = 0; i < sizeof(offs) / sizeof(offs[0]); i++)
-        if (mem_read(p->mem_fd, addr - offs[i], head, sizeof(head)) == 0 &&
-            memcmp(head, inject_blob, sizeof(head)) == 0)
-            return true;
-    return false;
+    return inject_blob_copy_of(p, addr, offs, sizeof(offs) / sizeof(offs[0])) != 0;
 }
 
 /* The calls of a shadow stack (entries[0..depth), a copy) return to their real addresses,

@@ -73,25 +73,32 @@ static void note_range(struct stale_code *old, uint64_t lo, uint64_t hi)
     old->v[old->n++] = (struct code_range){lo, hi};
 }
 
-/* The stub at stub and the blob copy its jump enters (found where a copy of ours starts). */
+uint64_t inject_blob_copy_of(const struct process *p, uint64_t addr, const size_t *offs, size_t n)
+{
+    uint8_t head[32];
+    for (size_t i = 0; i < n; i++) {
+        uint64_t base = addr - offs[i];
+        if (mem_read(p->mem_fd, base, head, sizeof(head)) == 0 &&
+            memcmp(head, inject_blob, sizeof(head)) == 0)
+            return base;
+    }
+    return 0;
+}
+
+/* The stub at stub and the blob copy its jump enters. */
 static void note_stub(const struct process *p, uint64_t stub, struct stale_code *old)
 {
     note_range(old, stub, stub + FUNC_CODE_SIZE);
-    uint8_t jump[5], head[32];
+    uint8_t jump[5];
     if (mem_read(p->mem_fd, stub + FUNC_STUB_LEN - 5, jump, sizeof(jump)) < 0 || jump[0] != 0xe9)
         return;
     int32_t rel;
     memcpy(&rel, jump + 1, sizeof(rel));
     uint64_t entry = stub + FUNC_STUB_LEN + (uint64_t)(int64_t)rel;
     const size_t offs[] = {inject_blob_entry_off, inject_blob_entry_args_off, inject_blob_hook_off};
-    for (size_t i = 0; i < sizeof(offs) / sizeof(offs[0]); i++) {
-        uint64_t base = entry - offs[i];
-        if (mem_read(p->mem_fd, base, head, sizeof(head)) == 0 &&
-            memcmp(head, inject_blob, sizeof(head)) == 0) {
-            note_range(old, base, base + inject_blob_size);
-            return;
-        }
-    }
+    uint64_t base = inject_blob_copy_of(p, entry, offs, sizeof(offs) / sizeof(offs[0]));
+    if (base)
+        note_range(old, base, base + inject_blob_size);
 }
 
 /* Where a jump or jcc that differs from the file at mem[i] leads: its length in *len, and its

@@ -69,7 +69,7 @@ static uint8_t *map_near(const void *addr)
 static void patch(csh cs, uint8_t *code, size_t index, void *fn, uint32_t id)
 {
     uint8_t *at = code + 4096 + index * FUNC_CODE_SIZE;
-    inject_func_stub(at, (uint64_t)at, (uint64_t)code + inject_blob_entry_off, id, 0);
+    inject_func_stub(at, (uint64_t)at, (uint64_t)code + inject_blob_entry_off, id, 0, 0);
     size_t len, covered;
     const char *why;
     if (x86_relocate_prologue(cs, fn, 64, (uint64_t)fn, 5, (uint64_t)at + FUNC_RELOC_OFF,

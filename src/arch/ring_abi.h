@@ -71,6 +71,8 @@
 #define SH_FUNC 16  /* u64: the function id; bit SH_FUNC_TABLE_BIT: entered with a capture table */
 #define SH_TABLE 24 /* u64: that capture table, in the program */
 #define SH_FUNC_TABLE_BIT 32
+/* bit SH_FUNC_LIB_BIT: a library call (-L): a call it tail-calls is the library's own */
+#define SH_FUNC_LIB_BIT 33
 
 /* A ring event (struct inject_event). */
 #define EVENT_SIZE 32
@@ -151,6 +153,13 @@
 /* In the region's header: u64, set by a thread that waited for calltrace in vain; calltrace
  * clears it as it works (a loaded machine may make it look gone for a while). */
 #define REGION_GONE 72
+/* -L: the code whose calls into a library are the program's (its executable, the -l libraries),
+ * u64 count then {lo, hi} runtime ranges. calltrace writes a range's lo while its hi is 0 (an
+ * empty range), then its hi; a range that goes is emptied hi first: a trampoline reading it at
+ * any moment sees a range or nothing. */
+#define REGION_CALLERS 80
+#define REGION_CALLER_RANGES 88
+#define REGION_CALLERS_MAX 10 /* up to REGION_COPIES */
 
 /* A full ring: the thread wakes calltrace and waits for room, futex waits of WAIT_NS on the
  * ring's tail; after WAIT_TRIES of them in a row with the tail not moving, it gives up and

@@ -234,7 +234,13 @@ static void warn_unmatched_at_end(const struct record_cli *cli, const struct ses
         warn_globs('F', o->filter.only, o->filter.nonly, s->stats.only_matched, what);
         warn_globs('N', o->filter.exclude, o->filter.nexclude, s->stats.exclude_matched, what);
     }
-    if (!o->nlibs)
+    if (o->lib_calls && !s->stats.lib_call_libs)
+        err_msg("warning: -L: the program loaded no shared library (a static program, or all "
+                "are -l's): there were no library calls to trace");
+    else if (o->lib_calls)
+        warn_globs('L', o->lib_call_globs, o->nlib_call_globs, s->stats.lib_call_globs_matched,
+                   "function the program's libraries export");
+    if (!o->nlibs && !o->lib_calls)
         return;
     char what[700];
     snprintf(what, sizeof(what), "library the program loaded (it loaded %s)",

@@ -88,6 +88,14 @@ static void usage(FILE *f)
           "                     name or soname matches GLOB (-l 'libsqlite3*'), loaded at\n"
           "                     start-up or later by dlopen; -F/-N apply to them too;\n"
           "                     repeatable\n"
+          "  -L, --lib-calls[=GLOB]  trace the calls the program (and the -l libraries)\n"
+          "                     makes into shared libraries, by their public names\n"
+          "                     (malloc, strdup, sqlite3_exec), whatever the PLT layout;\n"
+          "                     not the libraries' calls among themselves; callbacks nest\n"
+          "                     under the library call; GLOB: only the functions matching\n"
+          "                     it (-Lmalloc, -L=malloc or --lib-calls='str*'; repeatable);\n"
+          "                     -F/-N apply too. Left out: setjmp, vfork, the context\n"
+          "                     switches and the unwinder (_Unwind_*)\n"
           "  -A, --args[=GLOB]  record the arguments of the traced functions matching GLOB (all\n"
           "                     without GLOB; attached: -AGLOB, -A=GLOB or --args=GLOB;\n"
           "                     repeatable), typed by their DWARF; in trace.json and\n"
@@ -262,8 +270,9 @@ static int check_engine_options(const struct record_cli *cli)
     return 0;
 }
 
-/* -A and --args take their GLOB attached (-AGLOB, --args=GLOB): "--args GLOB PROGRAM" traces
- * the program GLOB. When that word names no program, it was most likely meant as the GLOB. */
+/* -A and -L (--args, --lib-calls) take their GLOB attached (-AGLOB, --args=GLOB): "--args GLOB
+ * PROGRAM" traces the program GLOB. When that word names no program, it was most likely meant
+ * as the GLOB. */
 static int check_detached_glob(char **argv, int word)
 {
     const char *glob = argv[word], *opt = argv[word - 1];
@@ -272,10 +281,10 @@ static int check_detached_glob(char **argv, int word)
     bool is_long = opt[1] == '-';
     char hint[PATH_MAX];
     const char *quote = strpbrk(glob, "*?[ ") ? "'" : "";
-    snprintf(hint, sizeof(hint), "write %s%s%s%s, then the program", is_long ? "--args=" : "-A",
+    snprintf(hint, sizeof(hint), "write %s%s%s%s%s, then the program", opt, is_long ? "=" : "",
              quote, glob, quote);
     err_hint(hint, "%s %s: no program '%s' to trace; a GLOB of %s is written attached", opt, glob,
-             glob, is_long ? "--args" : "-A");
+             glob, opt);
     return -1;
 }
 
@@ -299,6 +308,7 @@ int record_parse_args(int argc, char **argv, struct record_cli *cli)
         {"min-duration", required_argument, NULL, OPT_MIN_DURATION},
         {"callsites", no_argument, NULL, OPT_CALLSITES},
         {"lib", required_argument, NULL, 'l'},
+        {"lib-calls", optional_argument, NULL, 'L'},
         {"args", optional_argument, NULL, 'A'},
         {"retval", no_argument, NULL, 'R'},
         {"string-max", required_argument, NULL, OPT_STRING_MAX},
@@ -319,7 +329,7 @@ int record_parse_args(int argc, char **argv, struct record_cli *cli)
     int bare_args_end = 0; /* after a -A without its GLOB: the index of the next word */
     opterr = 0;
     const char *errstr;
-    while ((c = getopt_long(argc, argv, "+:o:p:t:F:N:D:l:A::RqzvhV", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+:o:p:t:F:N:D:l:L::A::RqzvhV", longopts, NULL)) != -1) {
         int view_opt = view_option(&cli->view, c, optarg);
         if (view_opt < 0)
             return -1;
@@ -352,6 +362,14 @@ int record_parse_args(int argc, char **argv, struct record_cli *cli)
         case 'l':
             if (add_glob(&cli->opts.trace, c, optarg) < 0)
                 return -1;
+            break;
+        case 'L':
+            cli->opts.trace.lib_calls = true;
+            if (optarg && glob_list_add(cli->opts.trace.lib_call_globs,
+                                        &cli->opts.trace.nlib_call_globs, 'L',
+                                        *optarg == '=' ? optarg + 1 : optarg) < 0)
+                return -1;
+            bare_args_end = optarg ? 0 : optind;
             break;
         case 'D':
             cli->max_depth = (uint32_t)strtonum(optarg, 1, 1000000, &errstr);

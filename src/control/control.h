@@ -50,6 +50,9 @@ long control_watch_libraries(struct session *s, struct process *p, pid_t via, bo
 /* -l: forgets which libraries p's address space has, so that the next control_watch_libraries
  * traces them all anew (a forked child handed over to the breakpoints). */
 void control_relearn_libraries(struct addrspace *as);
+/* -L: [lo, hi) of p is code whose calls into libraries are the program's (its executable, a -l
+ * library): its backend is told. */
+void control_add_caller(struct session *s, struct process *p, uint64_t lo, uint64_t hi);
 /* Notes which -F/-N patterns match functions of image, for the warning about the patterns
  * that matched nothing in the whole run (-l), and a run that -F left nothing to trace. */
 void control_note_filter_hits(struct session *s, const struct elf_image *image);

@@ -131,8 +131,13 @@ long control_trace_executable(struct session *s, struct process *p, pid_t via, b
         traced = p->backend->trace_image(s, p, via, &image, bias);
     }
     control_note_filter_hits(s, &image); /* -F that matched nothing: cmd/record.c */
-    if (traced >= 0)
+    if (traced >= 0) {
         note_engine(s, p);
+        uint64_t lo, hi;
+        elf_image_exec_range(&image, bias, &lo, &hi);
+        if (hi)
+            control_add_caller(s, p, lo, hi);
+    }
     dbg(DBG_ENGINE, 1, "%s: %ld functions traced in process %d", exe, traced, (int)p->pid);
     elf_image_free(&image);
     if (traced >= 0)

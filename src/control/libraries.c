@@ -97,7 +97,7 @@ static int compare_resolved(const void *a, const void *b)
  * IFUNCs that pick the same implementation (memcpy and memmove, often) cannot be told apart at
  * the callee, so the function is named after all of them, "memcpy/memmove". */
 static size_t group_resolved(struct session *s, struct process *p, struct resolved *r, size_t n,
-                             struct ifunc_impl *out)
+                             bool lib_calls, struct ifunc_impl *out)
 {
     qsort(r, n, sizeof(*r), compare_resolved);
     size_t ngroups = 0;
@@ -116,7 +116,7 @@ static size_t group_resolved(struct session *s, struct process *p, struct resolv
             dbg(DBG_SYMBOLS, 1, "IFUNC %s: its implementation is traced under its own name", name);
             continue;
         }
-        out[ngroups] = (struct ifunc_impl){r[i].impl, strdup(name), false};
+        out[ngroups] = (struct ifunc_impl){r[i].impl, strdup(name), false, lib_calls};
         if (out[ngroups].name)
             ngroups++;
     }
@@ -131,7 +131,7 @@ static long trace_resolved(struct session *s, struct process *p, pid_t tid,
     struct ifunc_impl *impls = calloc(n ? n : 1, sizeof(*impls));
     if (!impls)
         return 0;
-    size_t ngroups = group_resolved(s, p, r, n, impls);
+    size_t ngroups = group_resolved(s, p, r, n, lib->lib_calls, impls);
     long traced = p->backend->trace_ifuncs(s, p, tid, lib->image_id, lib->bias, impls, ngroups);
     if (p->backend != s->breakpoints) /* those it left */
         traced += s->breakpoints->trace_ifuncs(s, p, tid, lib->image_id, lib->bias, impls, ngroups);
@@ -240,17 +240,61 @@ void control_note_filter_hits(struct session *s, const struct elf_image *image)
     }
 }
 
-static void exec_range(const struct elf_image *image, uint64_t bias, uint64_t *lo, uint64_t *hi)
+void control_add_caller(struct session *s, struct process *p, uint64_t lo, uint64_t hi)
 {
-    *lo = UINT64_MAX;
-    *hi = 0;
-    for (size_t i = 0; i < image->nsegments; i++) {
-        const struct exec_segment *seg = &image->segments[i];
-        if (seg->vaddr + bias < *lo)
-            *lo = seg->vaddr + bias;
-        if (seg->vaddr + seg->memsz + bias > *hi)
-            *hi = seg->vaddr + seg->memsz + bias;
+    struct caller_ranges *c = &p->as->callers;
+    if (!s->opts->lib_calls)
+        return;
+    for (size_t i = 0; i < c->n; i++)
+        if (c->r[i].lo == lo && c->r[i].hi == hi)
+            return;
+    if (!caller_ranges_add(c, lo, hi)) {
+        err_msg("warning: -L: more than %d images call into libraries in process %d: the calls "
+                "of the ones after are left out",
+                REGION_CALLERS_MAX, (int)p->pid);
+        return;
     }
+    if (p->backend->callers_changed)
+        p->backend->callers_changed(s, p);
+}
+
+static void remove_caller(struct session *s, struct process *p, uint64_t lo, uint64_t hi)
+{
+    caller_ranges_remove(&p->as->callers, lo, hi);
+    if (p->backend->callers_changed)
+        p->backend->callers_changed(s, p);
+}
+
+static bool lib_call_wanted(struct session *s, const char *name)
+{
+    const struct trace_options *o = s->opts;
+    if (!o->nlib_call_globs)
+        return true;
+    uint64_t hits = func_filter_glob_hits(o->lib_call_globs, o->nlib_call_globs, name);
+    s->stats.lib_call_globs_matched |= hits;
+    return hits != 0;
+}
+
+/* -L GLOB: only the functions (and IFUNCs) it names stay in image. */
+static void keep_lib_calls(struct session *s, struct elf_image *image)
+{
+    s->stats.lib_call_libs++;
+    size_t kept = 0;
+    for (size_t i = 0; i < image->nfuncs; i++) {
+        if (lib_call_wanted(s, image->funcs[i].name))
+            image->funcs[kept++] = image->funcs[i];
+        else
+            free(image->funcs[i].name);
+    }
+    image->nfuncs = kept;
+    kept = 0;
+    for (size_t i = 0; i < image->nifuncs; i++) {
+        if (lib_call_wanted(s, image->ifuncs[i].name))
+            image->ifuncs[kept++] = image->ifuncs[i];
+        else
+            free(image->ifuncs[i].name);
+    }
+    image->nifuncs = kept;
 }
 
 /* The process's backend traces a library's functions (the inject backend patches them when the
@@ -287,11 +331,18 @@ static long add_library(struct session *s, struct process *p, pid_t tid,
         return 0;
     /* Even untraced, its code may get return sites (a callback into the program returns
      * there): they go with it. */
-    exec_range(&image, obj->bias, &lib->lo, &lib->hi);
+    elf_image_exec_range(&image, obj->bias, &lib->lo, &lib->hi);
     bool selected = lib_selected(s, obj->path, image.soname);
     elf_image_free(&image);
-    if (!selected || elf_image_load(&image, obj->path) < 0)
+    /* -L: a library -l does not trace gets its exported functions, at the boundary */
+    lib->lib_calls = !selected && s->opts->lib_calls;
+    if (lib->lib_calls ? elf_image_load_exports(&image, obj->path) < 0
+                       : !selected || elf_image_load(&image, obj->path) < 0)
         return 0;
+    if (lib->lib_calls)
+        keep_lib_calls(s, &image);
+    else
+        control_add_caller(s, p, lib->lo, lib->hi);
     lib->traced = true;
     control_note_filter_hits(s, &image);
     lib->image_id = s->next_image_id;
@@ -337,6 +388,8 @@ static void remove_library(struct session *s, struct process *p, size_t index, u
     struct addrspace *as = p->as;
     struct linker_watch *lw = &as->linker;
     struct traced_lib *lib = &lw->libs[index];
+    if (lib->traced && !lib->lib_calls && lib->hi)
+        remove_caller(s, p, lib->lo, lib->hi);
     if (lib->hi) {
         /* every process has breakpoints: the backend's patches go, then they */
         if (p->backend != s->breakpoints)
@@ -417,7 +470,8 @@ long control_watch_libraries(struct session *s, struct process *p, pid_t via, bo
 {
     /* the inject backend watches the libraries for their unwinder (tracer/inject/unwind.h) */
     const struct tracer_backend *b = p->backend;
-    if (!s->opts->nlibs && !(b->watches_libraries && b->watches_libraries(s, p)))
+    if (!s->opts->nlibs && !s->opts->lib_calls &&
+        !(b->watches_libraries && b->watches_libraries(s, p)))
         return 0;
     uint64_t base = auxv_value(p->pid, AT_BASE);
     char ld_path[PATH_MAX];

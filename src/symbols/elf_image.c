@@ -182,6 +182,41 @@ static Elf_Scn *find_symtab(Elf *elf, GElf_Shdr *shdr_out)
     return dynsym;
 }
 
+static Elf_Scn *find_dynsym(Elf *elf, GElf_Shdr *shdr_out)
+{
+    for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn))
+        if (gelf_getshdr(scn, shdr_out) && shdr_out->sh_type == SHT_DYNSYM)
+            return scn;
+    return NULL;
+}
+
+const char *elf_image_lib_call_refused(const char *name)
+{
+    /* Hooked, their second return (or the return into another context) would come back
+     * through a trampoline whose call already ended. */
+    static const char *const returns_twice[] = {
+        "setjmp",      "_setjmp",   "__sigsetjmp", "sigsetjmp", "savectx",   "vfork",
+        "__vfork",     "getcontext", "setcontext", "swapcontext", "clone",   "__clone",
+        "clone3",      "longjmp",   "_longjmp",    "siglongjmp", "__longjmp_chk",
+    };
+    for (size_t i = 0; i < sizeof(returns_twice) / sizeof(returns_twice[0]); i++)
+        if (strcmp(name, returns_twice[i]) == 0)
+            return "it returns twice or switches stacks";
+    /* The unwinder runs through the program's hooked frames, which its hooks mend
+     * (tracer/inject/unwind.h): its own entries must stay as they are. */
+    if (strncmp(name, "_Unwind_", 8) == 0)
+        return "the unwinder's";
+    return NULL;
+}
+
+/* -L: an exported function (global or weak, visible) whose calls may be hooked. */
+static bool exported_lib_call(const GElf_Sym *sym, const char *name)
+{
+    int vis = GELF_ST_VISIBILITY(sym->st_other);
+    return GELF_ST_BIND(sym->st_info) != STB_LOCAL && vis != STV_HIDDEN && vis != STV_INTERNAL &&
+           !elf_image_lib_call_refused(name);
+}
+
 /* Prefers a global name over a weak or local alias of the same address, and then a public
  * name over one starting with '_'. */
 static int binding_rank(unsigned char info)
@@ -194,6 +229,20 @@ static int binding_rank(unsigned char info)
     default:
         return 2;
     }
+}
+
+/* A .dynsym name of a version that is not the default one (free's alias cfree@GLIBC_2.2.5, a
+ * compatibility symbol no program links against any more): any other name comes first. */
+#define RANK_HIDDEN_VERSION 3
+#define VERSYM_HIDDEN 0x8000
+
+static Elf_Data *find_versyms(Elf *elf)
+{
+    GElf_Shdr shdr;
+    for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn))
+        if (gelf_getshdr(scn, &shdr) && shdr.sh_type == SHT_GNU_versym)
+            return elf_getdata(scn, NULL);
+    return NULL;
 }
 
 struct raw_symbol {
@@ -209,12 +258,17 @@ static int compare_raw(const void *a, const void *b)
     const struct raw_symbol *x = a, *y = b;
     if (x->addr != y->addr)
         return x->addr < y->addr ? -1 : 1;
-    if (x->rank != y->rank)
-        return x->rank - y->rank;
-    /* libc's printf is also _IO_printf: the public name is the one users write with -F */
+    /* libc's printf is also _IO_printf, and its getpid the weak alias of a global __getpid: the
+     * public name is the one users write with -F, whatever its binding */
     bool x_internal = x->name[0] == '_', y_internal = y->name[0] == '_';
     if (x_internal != y_internal)
         return x_internal ? 1 : -1;
+    if (x->rank != y->rank)
+        return x->rank - y->rank;
+    /* strtol, not its alias strtoimax: the shorter name is the one programs call */
+    size_t x_len = strcspn(x->name, "@"), y_len = strcspn(y->name, "@");
+    if (x_len != y_len)
+        return x_len < y_len ? -1 : 1;
     return strcmp(x->name, y->name);
 }
 
@@ -415,6 +469,7 @@ static int read_symbols(struct elf_image *image, Elf *elf, Elf_Scn *scn, const G
     if (scn && !data)
         return -1;
     size_t count = data && shdr->sh_entsize ? data->d_size / shdr->sh_entsize : 0;
+    Elf_Data *versyms = scn && shdr->sh_type == SHT_DYNSYM ? find_versyms(elf) : NULL;
     *raw = calloc(count ? count : 1, sizeof(**raw));
     *sizeless = calloc(count ? count : 1, sizeof(**sizeless));
     if (!*raw || !*sizeless)
@@ -429,8 +484,13 @@ static int read_symbols(struct elf_image *image, Elf *elf, Elf_Scn *scn, const G
         const char *name = elf_strptr(elf, shdr->sh_link, sym.st_name);
         if (!name || !*name || !in_exec_segment(image, sym.st_value, sym.st_size ? sym.st_size : 1))
             continue;
+        if (image->lib_calls && !exported_lib_call(&sym, name))
+            continue;
         struct raw_symbol entry = {sym.st_value, sym.st_size, binding_rank(sym.st_info), name,
                                    false};
+        GElf_Versym version;
+        if (versyms && gelf_getversym(versyms, (int)i, &version) && (version & VERSYM_HIDDEN))
+            entry.rank = RANK_HIDDEN_VERSION;
         if (!sym.st_size) {
             if (type == STT_FUNC)
                 (*sizeless)[(*nsizeless)++] = entry;
@@ -454,11 +514,12 @@ static int read_symbols(struct elf_image *image, Elf *elf, Elf_Scn *scn, const G
 static int read_functions(struct elf_image *image, Elf *elf, char *why, size_t whylen)
 {
     GElf_Shdr shdr;
-    Elf_Scn *scn = find_symtab(elf, &shdr);
+    /* -L: the exported functions alone, which only .dynsym tells apart */
+    Elf_Scn *scn = image->lib_calls ? find_dynsym(elf, &shdr) : find_symtab(elf, &shdr);
     struct raw_symbol *raw = NULL, *sizeless = NULL;
     size_t n = 0, nsizeless = 0;
     int rc = read_symbols(image, elf, scn, &shdr, &raw, &n, &sizeless, &nsizeless);
-    if (rc == 0 && (!scn || shdr.sh_type != SHT_SYMTAB))
+    if (rc == 0 && !image->lib_calls && (!scn || shdr.sh_type != SHT_SYMTAB))
         rc = add_unwind_functions(image, elf, &raw, &n, sizeless, nsizeless);
     if (rc == 0) {
         qsort(raw, n, sizeof(*raw), compare_raw);
@@ -473,6 +534,7 @@ static int read_functions(struct elf_image *image, Elf *elf, char *why, size_t w
         f->size = raw[i].size;
         f->name = function_name(&raw[i]);
         f->unnamed = !raw[i].name[0];
+        f->lib_call = image->lib_calls;
         char *plain = unversioned(raw[i].name);
         f->skipped =
             raw[i].ifunc_choice || (plain && (is_runtime_function(plain) || is_cold_part(plain)));
@@ -541,24 +603,33 @@ static double mono_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-static int load_file(struct elf_image *image, const char *path, bool symbols)
+enum symbols_read {
+    SYMBOLS_NONE,
+    SYMBOLS_ALL,     /* every function: .symtab (the file's or its debug file's), else .dynsym */
+    SYMBOLS_EXPORTS, /* .dynsym's exported functions (-L) */
+};
+
+static int load_file(struct elf_image *image, const char *path, enum symbols_read which)
 {
     double start = mono_ms();
     char why[256];
     int fd;
     Elf *elf = NULL;
     memset(image, 0, sizeof(*image));
+    image->lib_calls = which == SYMBOLS_EXPORTS;
+    bool symbols = which != SYMBOLS_NONE;
     if (open_elf(path, &fd, &elf, why, sizeof(why)) < 0) {
         err_msg("%s: %s", path, why);
         return -1;
     }
     struct debug_file debug = {.fd = -1};
-    Elf *debug_symbols = symbols ? open_debug_symbols(&debug, elf, path) : NULL;
+    Elf *debug_symbols = which == SYMBOLS_ALL ? open_debug_symbols(&debug, elf, path) : NULL;
     int rc = load_checked(image, elf, path, debug_symbols ? debug_symbols : symbols ? elf : NULL);
     if (rc == 0 && symbols)
         dbg(DBG_SYMBOLS, 1, "%s: %zu functions, symbols read in %.1f ms (%s)", path, image->nfuncs,
             mono_ms() - start,
             debug_symbols                           ? "from its debug file"
+            : image->lib_calls                      ? "exported ones, from .dynsym"
             : elf_has_section_type(elf, SHT_SYMTAB) ? "from its symbol table"
                                                     : "from .dynsym and its unwind table");
     debug_file_close(&debug);
@@ -569,12 +640,17 @@ static int load_file(struct elf_image *image, const char *path, bool symbols)
 
 int elf_image_load(struct elf_image *image, const char *path)
 {
-    return load_file(image, path, true);
+    return load_file(image, path, SYMBOLS_ALL);
+}
+
+int elf_image_load_exports(struct elf_image *image, const char *path)
+{
+    return load_file(image, path, SYMBOLS_EXPORTS);
 }
 
 int elf_image_load_headers(struct elf_image *image, const char *path)
 {
-    return load_file(image, path, false);
+    return load_file(image, path, SYMBOLS_NONE);
 }
 
 int elf_image_load_memory(struct elf_image *image, const char *name, void *data, size_t size)
@@ -685,4 +761,17 @@ bool elf_image_unnamed(const struct elf_image *image)
         if (!image->funcs[i].skipped && !image->funcs[i].unnamed)
             return false;
     return true;
+}
+
+void elf_image_exec_range(const struct elf_image *image, uint64_t bias, uint64_t *lo, uint64_t *hi)
+{
+    *lo = UINT64_MAX;
+    *hi = 0;
+    for (size_t i = 0; i < image->nsegments; i++) {
+        const struct exec_segment *seg = &image->segments[i];
+        if (seg->vaddr + bias < *lo)
+            *lo = seg->vaddr + bias;
+        if (seg->vaddr + seg->memsz + bias > *hi)
+            *hi = seg->vaddr + seg->memsz + bias;
+    }
 }

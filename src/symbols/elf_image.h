@@ -12,6 +12,7 @@ struct func_symbol {
     char *name;   /* demangled */
     bool skipped; /* C runtime start-up code: known but never traced */
     bool unnamed; /* from the unwind table alone: named func_0xADDRESS */
+    bool lib_call; /* -L: a library's public function, traced when the program calls it */
 };
 
 struct exec_segment {
@@ -40,10 +41,17 @@ struct elf_image {
     size_t nsegments;
     struct ifunc_symbol *ifuncs;
     size_t nifuncs;
+    bool lib_calls; /* loaded by elf_image_load_exports: every function is a lib_call */
 };
 
 /* Loads path; on failure prints one "calltrace: PATH: WHY" line and returns -1. */
 int elf_image_load(struct elf_image *image, const char *path);
+/* -L: the same with only the functions (and IFUNCs) .dynsym exports, under their public names,
+ * each a lib_call; those no program may have hooked (elf_image_lib_call_refused) left out. */
+int elf_image_load_exports(struct elf_image *image, const char *path);
+/* Why calls of the exported function name cannot be traced at the program's boundary, or NULL:
+ * it returns twice (setjmp, vfork), switches stacks (swapcontext), or is the unwinder's. */
+const char *elf_image_lib_call_refused(const char *name);
 /* The same without the symbols (no funcs, no ifuncs): a quick look at a library that may not
  * be traced at all. */
 int elf_image_load_headers(struct elf_image *image, const char *path);
@@ -53,6 +61,8 @@ int elf_image_load_memory(struct elf_image *image, const char *name, void *data,
 void elf_image_free(struct elf_image *image);
 /* How many of its functions may be traced (the C runtime's are skipped). */
 size_t elf_image_traceable(const struct elf_image *image);
+/* The runtime extent [lo, hi) of its executable segments, loaded at bias; hi 0 when none. */
+void elf_image_exec_range(const struct elf_image *image, uint64_t bias, uint64_t *lo, uint64_t *hi);
 /* Are all the functions it may trace unnamed (func_0xADDRESS: no symbol table, no debug file,
  * and none that .dynsym names)? True when it has none. */
 bool elf_image_unnamed(const struct elf_image *image);

@@ -91,6 +91,7 @@ struct addrspace *addrspace_copy(const struct addrspace *as)
     if (!copy)
         return NULL;
     copy->syscall_gadget = as->syscall_gadget;
+    copy->callers = as->callers;
     if (copy_linker(&copy->linker, &as->linker) < 0) {
         addrspace_unref(copy);
         return NULL;
@@ -118,4 +119,33 @@ struct addrspace *addrspace_copy(const struct addrspace *as)
         tail = &dup->next;
     }
     return copy;
+}
+
+bool caller_ranges_has(const struct caller_ranges *c, uint64_t addr)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (addr >= c->r[i].lo && addr < c->r[i].hi)
+            return true;
+    return false;
+}
+
+bool caller_ranges_add(struct caller_ranges *c, uint64_t lo, uint64_t hi)
+{
+    size_t i = 0;
+    while (i < c->n && c->r[i].hi)
+        i++;
+    if (i == REGION_CALLERS_MAX)
+        return false;
+    c->r[i].lo = lo;
+    c->r[i].hi = hi;
+    if (i == c->n)
+        c->n++;
+    return true;
+}
+
+void caller_ranges_remove(struct caller_ranges *c, uint64_t lo, uint64_t hi)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (c->r[i].lo == lo && c->r[i].hi == hi)
+            c->r[i].lo = c->r[i].hi = 0;
 }

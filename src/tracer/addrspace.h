@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "arch/ring_abi.h"
 #include "symbols/elf_image.h"
 #include "symbols/proc_maps.h"
 #include "util/addr_map.h"
@@ -23,6 +24,7 @@ struct breakpoint {
     uint8_t kinds;   /* enum bp_kind; 0: a return site that could not be instrumented */
     uint8_t orig;    /* the byte the int3 replaced */
     bool loop_head;  /* BP_ENTRY: the function's own body jumps back to its entry */
+    bool lib_call;   /* BP_ENTRY: -L, recorded only when the program calls it (caller_ranges) */
 };
 
 struct scratch_chunk {
@@ -39,7 +41,8 @@ struct traced_lib {
     uint64_t lo, hi;           /* its executable segments, runtime addresses; 0: unknown */
     uint32_t func_lo, func_hi; /* the function ids given to it */
     uint32_t image_id;
-    bool traced;        /* matched by -l (the others are only remembered as seen) */
+    bool traced;        /* matched by -l, or -L's (the others are only remembered as seen) */
+    bool lib_calls;     /* -L: only its exported functions, recorded when the program calls */
     uint64_t init_hook; /* IFUNCs wait for relocation: resolved when this is hit, 0: none */
     struct ifunc_symbol *pending; /* those IFUNCs */
     size_t npending;
@@ -55,6 +58,22 @@ struct linker_watch {
     size_t nlibs;
 };
 
+/* -L: the code whose calls into libraries are the program's: its executable and the -l
+ * libraries, runtime [lo, hi); an empty one (hi 0) is free. The inject engine keeps a copy in the
+ * program, which its trampolines read (arch/ring_abi.h REGION_CALLERS). */
+struct caller_ranges {
+    struct {
+        uint64_t lo, hi;
+    } r[REGION_CALLERS_MAX];
+    size_t n;
+};
+
+/* Is addr in one of them? */
+bool caller_ranges_has(const struct caller_ranges *c, uint64_t addr);
+/* Adds [lo, hi) (false: no room), or empties it. */
+bool caller_ranges_add(struct caller_ranges *c, uint64_t lo, uint64_t hi);
+void caller_ranges_remove(struct caller_ranges *c, uint64_t lo, uint64_t hi);
+
 struct addrspace {
     unsigned refs;
     struct addr_map breakpoints; /* addr -> struct breakpoint */
@@ -65,6 +84,7 @@ struct addrspace {
     struct mapping_list maps; /* last /proc/PID/maps read, refreshed when it has no answer */
     /* -l: the shared libraries, and the hook that finds them */
     struct linker_watch linker;
+    struct caller_ranges callers; /* -L */
 };
 
 struct addrspace *addrspace_new(void);

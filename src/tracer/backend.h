@@ -26,6 +26,7 @@ struct ifunc_impl {
     uint64_t impl;
     char *name;
     bool done;
+    bool lib_call; /* -L: its library's public function, traced at the program's boundary */
 };
 
 /* Why calls were captured but not recorded (the closing line names the cause). */
@@ -70,6 +71,8 @@ struct tracer_backend {
      * was placed for it is forgotten, never written (its memory may belong to another). */
     void (*forget_library)(struct session *s, struct process *p, uint64_t lo, uint64_t hi,
                            uint32_t func_lo, uint32_t func_hi);
+    /* -L: p's caller ranges (its addrspace's) changed. */
+    void (*callers_changed)(struct session *s, struct process *p);
     /* Is addr the entry of a function this backend already traces in p under its own name? */
     bool (*patched_at)(const struct session *s, const struct process *p, uint64_t addr);
     /* -l: traces the IFUNC implementations impls[0..n) of image image_id (loaded at bias), each

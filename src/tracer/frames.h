@@ -31,6 +31,7 @@ struct frame {
      * own, a signal stack), so no event costs a walk over every open call. */
     uint32_t run_start;
     bool inherited; /* copied into a forked child: not a call the child made */
+    bool lib_call;  /* -L: a library's function the program called: what it tail-calls is not */
 };
 
 struct shadow_stack {

@@ -20,6 +20,9 @@ struct run_stats {
     uint64_t lib_globs_matched;
     uint64_t only_matched, exclude_matched;
     char libs_seen[512];
+    /* -L: the libraries traced at the boundary, and bit i: -L glob i matched a function */
+    uint64_t lib_call_libs;
+    uint64_t lib_call_globs_matched;
     /* images exec'd and given to a backend; images passed through (a wrapper such as env, nice
      * or sh -c, or no function to trace: followed to what it runs), of which those that had
      * (unnamed) functions; images the wrapper rule took for wrappers, passed or traced

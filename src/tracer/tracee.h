@@ -46,6 +46,11 @@ struct trace_options {
     struct func_filter filter;
     const char *libs[FUNC_FILTER_MAX]; /* -l: globs on shared objects' names */
     size_t nlibs;
+    /* -L: the program's calls into libraries; only the functions matching one of these, when
+     * any */
+    bool lib_calls;
+    const char *lib_call_globs[FUNC_FILTER_MAX];
+    size_t nlib_call_globs;
     struct capture_options capture; /* -A, -R, --string-max, --capture */
     bool quiet; /* -q: no closing line, nor notes of what falls back to breakpoints */
     /* --trace-wrappers: an image the wrapper rule passes through is traced (control/wrapper.h) */

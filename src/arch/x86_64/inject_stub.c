@@ -22,6 +22,7 @@ _Static_assert(offsetof(struct func_desc, reloc) == DESC_RELOC, "descriptor layo
 _Static_assert(offsetof(struct func_desc, func) == DESC_FUNC, "descriptor layout");
 _Static_assert(offsetof(struct func_desc, table) == DESC_TABLE, "descriptor layout");
 _Static_assert(FUNC_DESC_OFF + sizeof(struct func_desc) <= FUNC_RELOC_OFF, "the descriptor fits");
+_Static_assert(FUNC_DESC_OFF + DESC_FLAGS >= FUNC_STUB_LEN, "the flags are after the stub");
 
 static void put_rel32(uint8_t *at, uint64_t from_end, uint64_t target)
 {
@@ -30,7 +31,7 @@ static void put_rel32(uint8_t *at, uint64_t from_end, uint64_t target)
 }
 
 void inject_func_stub(uint8_t *code, uint64_t at, uint64_t blob_entry, uint32_t func,
-                      uint64_t table)
+                      uint64_t table, uint8_t flags)
 {
     static const uint8_t save_rax[] = {0x48, 0x89, 0x44, 0x24, 0xf8}; /* mov [rsp-8], rax */
     memset(code, 0xcc, FUNC_RELOC_OFF);
@@ -45,6 +46,7 @@ void inject_func_stub(uint8_t *code, uint64_t at, uint64_t blob_entry, uint32_t 
     memcpy(code + FUNC_DESC_OFF + DESC_RELOC, &reloc, 8);
     memcpy(code + FUNC_DESC_OFF + DESC_FUNC, &func, 4);
     memset(code + FUNC_DESC_OFF + DESC_TABLE, 0, 4);
+    code[FUNC_DESC_OFF + DESC_FLAGS] = flags;
     if (table)
         put_rel32(code + FUNC_DESC_OFF + DESC_TABLE, at + FUNC_DESC_OFF, table);
 }

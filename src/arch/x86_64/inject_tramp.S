@@ -60,6 +60,44 @@
     mov r15, [rbp-128]
 .endm
 
+/* -L: is the call of a library function whose return address is at [slot] the program's? Jumps
+ * to yes when its return address is in one of the caller ranges (the executable, the -l
+ * libraries: REGION_CALLERS), or when it is the tail call of a hooked function of the program
+ * (the thread's newest shadow entry holds the same slot, without SH_FUNC_LIB_BIT); to no
+ * otherwise: the library called itself, or a library another. The ranges are in the shared
+ * region, which the program can write: the count is bounded. Clobbers rcx rdx r10 r11. */
+.macro PROGRAM_CALL slot, yes, no
+    mov r11, [rip+inject_blob_main_ctl]     /* the region's header */
+    mov rdx, [\slot]                        /* the return address */
+    mov rcx, [r11+REGION_CALLERS]
+    cmp rcx, REGION_CALLERS_MAX
+    jbe 1f
+    mov ecx, REGION_CALLERS_MAX
+1:
+    dec rcx
+    js 2f
+    mov r10, rcx
+    shl r10, 4
+    cmp rdx, [r11+r10+REGION_CALLER_RANGES]
+    jb 1b
+    cmp rdx, [r11+r10+REGION_CALLER_RANGES+8]
+    jb \yes
+    jmp 1b
+2:
+    mov rcx, qword ptr fs:[INJECT_TCB_SLOT]
+    cmp rcx, 1
+    jbe \no
+    mov rdx, [rcx+CTL_SHADOW_TOP]
+    sub rdx, SHADOW_ENTRY_SIZE
+    cmp rdx, [rcx+CTL_SHADOW_BASE]
+    jb \no
+    cmp [rdx+SH_SLOT], \slot
+    jne \no
+    bt qword ptr [rdx+SH_FUNC], SH_FUNC_LIB_BIT
+    jc \no
+    jmp \yes
+.endm
+
 /* Reserves a record in the ring of the control block ctl: r10 holds its size on the way in
  * and the stamp that will commit it on the way out; at: where it goes in the ring (it never
  * wraps: the ring has slack after its end). One instruction (xadd) reserves it, so a signal
@@ -100,6 +138,9 @@ inject_blob_entry:
     mov [rsp-40], r10
     mov r11, [rax+DESC_RELOC]               /* the relocated start of the function */
     mov [rsp-48], r11
+    test byte ptr [rax+DESC_FLAGS], DESC_LIB_CALL
+    jnz .Lentry_lib_call
+.Lentry_program_call:
     mov rcx, qword ptr fs:[INJECT_TCB_SLOT]
     cmp rcx, 1
     jbe .Lentry_noslot
@@ -117,6 +158,9 @@ inject_blob_entry:
     mov [rdx+SH_RET], r11                   /* shadow: real return address */
     mov [rdx+SH_SLOT], rsp                  /*         its slot */
     mov r10d, [rax+DESC_FUNC]
+    test byte ptr [rax+DESC_FLAGS], DESC_LIB_CALL
+    jnz .Lentry_lib_bit
+.Lentry_lib_bit_set:
     mov [rdx+SH_FUNC], r10                  /*         function id */
     mov rdx, [rcx+CTL_HEAD]
     sub rdx, [rcx+CTL_TAIL]
@@ -221,6 +265,11 @@ inject_blob_exit:
 .Lexit_lost:
     ud2                                     /* no entry for this slot: cannot happen */
 /* Slow paths of the entry. */
+.Lentry_lib_call:                           /* -L: recorded when the program calls */
+    PROGRAM_CALL rsp, .Lentry_program_call, .Lentry_untraced
+.Lentry_lib_bit:
+    bts r10, SH_FUNC_LIB_BIT
+    jmp .Lentry_lib_bit_set
 .Lentry_ring_wait:
     lea rsp, [rsp-128]
     push rax
@@ -372,6 +421,10 @@ inject_blob_entry_args:
     mov r11, [rax+DESC_RELOC]
     mov [rbp-16], r11
     mov rbx, rax                            /* rbx: the descriptor */
+    test byte ptr [rbx+DESC_FLAGS], DESC_LIB_CALL
+    jz .La_program_call
+    PROGRAM_CALL rbp, .La_program_call, .La_untraced
+.La_program_call:
     mov r12, qword ptr fs:[INJECT_TCB_SLOT]
     cmp r12, 1
     jbe .La_noslot
@@ -389,6 +442,10 @@ inject_blob_entry_args:
     mov [rdx+SH_SLOT], rbp
     mov r10d, [rbx+DESC_FUNC]
     bts r10, SH_FUNC_TABLE_BIT              /* marks an entry with a table, */
+    test byte ptr [rbx+DESC_FLAGS], DESC_LIB_CALL
+    jz .La_lib_bit_set
+    bts r10, SH_FUNC_LIB_BIT
+.La_lib_bit_set:
     mov [rdx+SH_FUNC], r10
     mov [rdx+SH_TABLE], r13                 /* this one */
 /* The record's size: the fixed part, and each read's bytes, known from the registers. */

@@ -41,6 +41,9 @@
 #define DESC_RELOC 0  /* u64: program address of the relocated start */
 #define DESC_FUNC 8   /* u32: the function id */
 #define DESC_TABLE 12 /* s32: its capture table, relative to the descriptor; 0: none */
+/* u8 just before the descriptor, in the stub's padding: */
+#define DESC_FLAGS (-1)
+#define DESC_LIB_CALL 1 /* -L: recorded only when the program calls it (see the blob's entry) */
 
 /* What the blob's ring wait asks of the kernel, where the C headers that name them cannot be
  * included by the assembler (checked against them in inject_stub.c). */
@@ -69,9 +72,9 @@ extern const size_t inject_blob_main_ctl_off;
 
 /* Fills code[0..FUNC_RELOC_OFF) for a function placed at at (stub and descriptor), whose
  * relocated copy is at at + FUNC_RELOC_OFF; blob_entry is the blob's entry in the program
- * (its args entry when table, the function's capture table, is not 0). */
+ * (its args entry when table, the function's capture table, is not 0); flags: DESC_LIB_CALL or 0. */
 void inject_func_stub(uint8_t *code, uint64_t at, uint64_t blob_entry, uint32_t func,
-                      uint64_t table);
+                      uint64_t table, uint8_t flags);
 
 /* The bytes written over a function's first len (>= 5) instructions: jmp stub, then int3s. */
 void inject_entry_jump(uint8_t *bytes, size_t len, uint64_t addr, uint64_t stub);

@@ -21,7 +21,8 @@ static long trace_ifuncs(struct session *s, struct process *p, pid_t via, uint32
             s->stats.left_out_functions++;
             continue;
         }
-        int rc = probe_insert_function(s, p, via, image_id, impls[i].impl, impls[i].name);
+        int rc = probe_insert_function(s, p, via, image_id, impls[i].impl, impls[i].name,
+                                       impls[i].lib_call);
         if (rc < 0)
             break;
         if (rc > 0)

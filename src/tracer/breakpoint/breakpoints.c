@@ -88,10 +88,12 @@ static int read_segment(struct process *p, uint64_t start, uint64_t size, uint8_
 }
 
 /* Where a function comes from, for its arguments' DWARF: its image file and its link-time
- * address there; path NULL when unknown (its arguments are then shown as raw registers). */
+ * address there; path NULL when unknown (its arguments are then shown as raw registers). And
+ * whether it is a library's public function traced at the program's boundary (-L). */
 struct entry_origin {
     const char *path;
     uint64_t link_addr;
+    bool lib_call;
 };
 
 /* Puts an entry breakpoint at addr, whose bytes (as the program sees them) are code[0..avail);
@@ -107,7 +109,8 @@ static int insert_entry(struct session *s, struct process *p, pid_t tid, uint32_
     struct breakpoint bp = {.addr = addr,
                             .orig = code[0],
                             .kinds = BP_ENTRY,
-                            .loop_head = branches_to_entry(code, body)};
+                            .loop_head = branches_to_entry(code, body),
+                            .lib_call = origin.lib_call};
     const char *why = NULL;
     if (place_out_of_line(p, tid, s->decoder, code, avail, addr, chunk_hint, &bp, &why) < 0) {
         dbg(DBG_PROBE, 1, "skipping %s: %s", name, why);
@@ -165,7 +168,8 @@ static long insert_segment(struct session *s, struct process *p, pid_t tid,
         size_t avail = (size_t)(seg->memsz - off) + X86_MAX_INSN;
         uint64_t body = f->size < seg->memsz - off ? f->size : seg->memsz - off;
         int rc = insert_entry(s, p, tid, image_id, text + off, avail, body, f->addr + bias, f->size,
-                              f->name, chunk_hint, (struct entry_origin){image->path, f->addr});
+                              f->name, chunk_hint,
+                              (struct entry_origin){image->path, f->addr, f->lib_call});
         if (rc < 0)
             break;
         traced += rc;
@@ -253,7 +257,7 @@ struct breakpoint *probe_return_site(struct session *s, struct process *p, pid_t
 }
 
 int probe_insert_function(struct session *s, struct process *p, pid_t tid, uint32_t image_id,
-                          uint64_t addr, const char *name)
+                          uint64_t addr, const char *name, bool lib_call)
 {
     uint8_t code[2 * X86_MAX_INSN];
     if (read_original(p, addr, code, sizeof(code)) < 0) {
@@ -264,7 +268,8 @@ int probe_insert_function(struct session *s, struct process *p, pid_t tid, uint3
     /* No size is known: no loop-head scan (an implementation picked by an IFUNC resolver is a
      * leaf routine, not a loop back to its own first byte). */
     return insert_entry(s, p, tid, image_id, code, sizeof(code), 0, addr, 0, name,
-                        RETURN_SITE_RESERVE * SCRATCH_SLOT, (struct entry_origin){NULL, 0});
+                        RETURN_SITE_RESERVE * SCRATCH_SLOT,
+                        (struct entry_origin){NULL, 0, lib_call});
 }
 
 int probe_insert_symbol(struct session *s, struct process *p, pid_t tid, uint32_t image_id,
@@ -291,7 +296,8 @@ int probe_insert_symbol(struct session *s, struct process *p, pid_t tid, uint32_
             code[i] = bp->orig;
     }
     int rc = insert_entry(s, p, tid, image_id, code, len, f->size, addr, f->size, f->name,
-                          RETURN_SITE_RESERVE * SCRATCH_SLOT, (struct entry_origin){path, f->addr});
+                          RETURN_SITE_RESERVE * SCRATCH_SLOT,
+                          (struct entry_origin){path, f->addr, f->lib_call});
     free(code);
     return rc;
 }

@@ -31,9 +31,10 @@ struct breakpoint *probe_return_site(struct session *s, struct process *p, pid_t
                                      uint64_t addr);
 
 /* Traces the one function at runtime address addr (an implementation an IFUNC resolver chose)
- * under name, as part of image image_id. Returns 1 when traced, 0 when not, -1 out of memory. */
+ * under name, as part of image image_id (lib_call: at the program's boundary, -L). Returns 1
+ * when traced, 0 when not, -1 out of memory. */
 int probe_insert_function(struct session *s, struct process *p, pid_t tid, uint32_t image_id,
-                          uint64_t addr, const char *name);
+                          uint64_t addr, const char *name, bool lib_call);
 
 /* Puts an entry breakpoint on the one function f of image path (loaded at bias in p), as part
  * of image image_id: the inject engine's fallback for a function it cannot patch safely.

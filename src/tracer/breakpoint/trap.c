@@ -24,6 +24,18 @@ static bool trap_is_breakpoint(pid_t tid)
     return si.si_code == SI_KERNEL;
 }
 
+/* -L: is the call of a library's function entered with sp the program's? Its return address is
+ * in the program (the executable, the -l libraries), or it is the tail call of the open call
+ * of the program's own on this slot; else a library called it (the inject engine's trampolines
+ * decide alike, arch/x86_64/inject_tramp.S PROGRAM_CALL). */
+static bool program_call(const struct thread *t, uint64_t sp, uint64_t ret)
+{
+    const struct shadow_stack *stack = &t->stack;
+    if (stack->depth && stack->frames[stack->depth - 1].entry_sp == sp)
+        return !stack->frames[stack->depth - 1].lib_call;
+    return caller_ranges_has(&t->proc->as->callers, ret);
+}
+
 static void on_entry(struct session *s, struct thread *t, const struct breakpoint *bp,
                      const arch_regs *regs, uint64_t now)
 {
@@ -34,11 +46,14 @@ static void on_entry(struct session *s, struct thread *t, const struct breakpoin
         return;
     /* Under the inject backend, the function may have been tail-called from a patched one. */
     bool hooked = p->backend->hooked_return && p->backend->hooked_return(s, t, sp, &ret);
+    if (bp->lib_call && !program_call(t, sp, ret))
+        return;
     struct frame call = {.entry_sp = sp,
                          .ret_addr = ret,
                          .region = stack_region(t, sp),
                          .ticks = now,
-                         .func = bp->func};
+                         .func = bp->func,
+                         .lib_call = bp->lib_call};
     if (bp->loop_head && frames_is_reentry(&t->stack, &call))
         return; /* the loop went round, nobody called */
     struct frame_end_ctx ctx = {s, t, now};

@@ -66,7 +66,7 @@ static const char *plan_hook(struct session *s, const uint8_t *code, uint64_t ad
 {
     const char *why = NULL;
     size_t reloc_len;
-    inject_func_stub(buf, stub, blob + inject_blob_hook_off, (uint32_t)kind, 0);
+    inject_func_stub(buf, stub, blob + inject_blob_hook_off, (uint32_t)kind, 0, 0);
     if (x86_relocate_prologue(s->decoder, code, HOOK_READ, addr, ARCH_JUMP_LEN,
                               stub + FUNC_RELOC_OFF, buf + FUNC_RELOC_OFF, FUNC_RELOC_MAX,
                               &reloc_len, covered, &why) < 0)

@@ -103,6 +103,8 @@ void inject_forget_library(struct session *s, struct process *p, uint64_t lo, ui
  * image image_id. Returns the number traced. */
 long inject_trace_ifuncs(struct session *s, struct process *p, pid_t via, uint32_t image_id,
                          uint64_t bias, struct ifunc_impl *impls, size_t n);
+/* -L: writes p's caller ranges (its addrspace's) where its trampolines read them. */
+void inject_callers_changed(struct session *s, struct process *p);
 /* Is addr the entry of a function the inject engine patched in p? */
 bool inject_patched_at(const struct session *s, const struct process *p, uint64_t addr);
 /* -p, once the entries are patched with every thread of p stopped: each gets its control

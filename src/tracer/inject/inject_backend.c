@@ -39,6 +39,7 @@ const struct tracer_backend inject_backend = {
     .forget_library = forget_library,
     .patched_at = inject_patched_at,
     .trace_ifuncs = inject_trace_ifuncs,
+    .callers_changed = inject_callers_changed,
     .watches_libraries = inject_traces,
     .on_library = inject_on_library,
     .on_hook = inject_on_hook,

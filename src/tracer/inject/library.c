@@ -1,5 +1,5 @@
-/* -l under the inject engine: control/libraries.c follows the dynamic linker for both engines and
- * asks here to trace a library's functions. Each library gets a code region of its own within a
+/* -l and -L under the inject engine: control/libraries.c follows the dynamic linker for both
+ * engines and asks here to trace a library's functions. Each library gets a code region of its own within a
  * jump of it, with a copy of the blob (the stubs reach it with a rel32 jump), and its entries
  * are patched like the executable's; what cannot be patched gets a breakpoint (patch.c).
  *
@@ -123,7 +123,8 @@ long inject_trace_ifuncs(struct session *s, struct process *p, pid_t via, uint32
                                       .image_id = image_id,
                                       .code = code + BLOB_ROOM,
                                       .blob = code,
-                                      .first_range = ranges ? image.nfuncs : 0};
+                                      .first_range = ranges ? image.nfuncs : 0,
+                                      .lib_calls = impls[0].lib_call};
         uint32_t first_func = s->next_func_id;
         traced = patch_functions(s, &target, picks, npicks);
         note_blob(sp, code, first_func, s->next_func_id);
@@ -160,4 +161,24 @@ bool inject_patched_at(const struct session *s, const struct process *p, uint64_
         if (sp->patches[i].entry && sp->patches[i].addr == addr)
             return true;
     return false;
+}
+
+void inject_callers_changed(struct session *s, struct process *p)
+{
+    struct inject_space *sp = addr_map_get(&s->inject->spaces, (uint64_t)p->pid);
+    if (!sp)
+        return;
+    /* The trampolines read the list as it changes (arch/ring_abi.h REGION_CALLERS): a range
+     * changes emptied (hi 0) first, and the count grows last; x86 keeps stores in order, the
+     * release stores keep the compiler from reordering them. */
+    const struct caller_ranges *c = &p->as->callers;
+    uint64_t *ranges = (uint64_t *)(sp->local + REGION_CALLER_RANGES);
+    for (size_t i = 0; i < c->n; i++) {
+        if (ranges[2 * i] == c->r[i].lo && ranges[2 * i + 1] == c->r[i].hi)
+            continue;
+        __atomic_store_n(&ranges[2 * i + 1], 0, __ATOMIC_RELEASE);
+        __atomic_store_n(&ranges[2 * i], c->r[i].lo, __ATOMIC_RELEASE);
+        __atomic_store_n(&ranges[2 * i + 1], c->r[i].hi, __ATOMIC_RELEASE);
+    }
+    __atomic_store_n((uint64_t *)(sp->local + REGION_CALLERS), (uint64_t)c->n, __ATOMIC_RELEASE);
 }

@@ -526,18 +526,20 @@ static bool wanted(struct session *s, const struct func_symbol *f)
 
 /* The stubs of the functions planned, ids[0..n): those with a capture table (-A/-R) enter the
  * blob at its args entry, the others pay nothing for it. */
-static int write_stubs(struct session *s, struct process *p, pid_t via, uint64_t code,
-                       uint64_t blob, uint8_t *codebuf, const uint32_t *ids, size_t n)
+static int write_stubs(struct session *s, const struct patch_target *target, uint64_t code,
+                       uint8_t *codebuf, const uint32_t *ids, size_t n)
 {
     uint64_t *tables = calloc(n ? n : 1, sizeof(*tables));
     if (!tables)
         return -1;
     if (s->capture)
-        captures_place(s, p, via, code, ids, n, tables);
+        captures_place(s, target->p, target->via, code, ids, n, tables);
+    uint8_t flags = target->lib_calls ? DESC_LIB_CALL : 0;
     for (size_t i = 0; i < n; i++) {
-        uint64_t entry = blob + (tables[i] ? inject_blob_entry_args_off : inject_blob_entry_off);
+        uint64_t entry =
+            target->blob + (tables[i] ? inject_blob_entry_args_off : inject_blob_entry_off);
         inject_func_stub(codebuf + i * FUNC_CODE_SIZE, code + i * FUNC_CODE_SIZE, entry, ids[i],
-                         tables[i]);
+                         tables[i], flags);
     }
     free(tables);
     return 0;
@@ -574,6 +576,7 @@ static long breakpoint_fallbacks(struct session *s, const struct patch_target *t
     for (size_t i = 0; i < n; i++) {
         struct func_symbol f = target->image->funcs[which[i].index];
         f.name = (char *)which[i].name;
+        f.lib_call |= target->lib_calls;
         int rc = probe_insert_symbol(s, target->p, target->via, target->image_id,
                                      target->image->path, &f, target->bias);
         if (rc < 0)
@@ -709,7 +712,7 @@ static long patch_planned(struct session *s, struct arch_decoder *d,
         ids[used++] = s->next_func_id++;
     }
     sp->end_func = s->next_func_id;
-    if (write_stubs(s, target->p, target->via, code, target->blob, codebuf, ids, used) < 0) {
+    if (write_stubs(s, target, code, codebuf, ids, used) < 0) {
         sp->npatches = first_patch;
         used = 0;
     }
@@ -817,7 +820,8 @@ long patch_image(struct session *s, struct process *p, pid_t via, struct inject_
                                   .bias = bias,
                                   .image_id = s->next_image_id++,
                                   .code = code,
-                                  .blob = blob};
+                                  .blob = blob,
+                                  .lib_calls = image->lib_calls};
     rec_image(s->rec, target.image_id, p->pid, bias, image->path);
     long rc = patch_functions(s, &target, picks, n);
     free(picks);

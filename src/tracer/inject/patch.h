@@ -32,6 +32,7 @@ struct patch_target {
     uint32_t image_id;
     uint64_t code, blob;
     size_t first_range; /* 0, or image->funcs from here on are its unwind ranges (eh_frame_hdr.h) */
+    bool lib_calls;     /* -L: a library's public functions, recorded when the program calls them */
 };
 /* A function of the image to patch, and the name it is traced under. */
 struct patch_pick {

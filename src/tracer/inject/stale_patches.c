@@ -57,7 +57,7 @@ static bool parse_text_map(const char *line, struct text_map *m)
 static bool stub_at(const struct process *p, uint64_t addr)
 {
     uint8_t want[FUNC_CODE_SIZE], got[8];
-    inject_func_stub(want, addr, addr, 0, 0); /* its first 8 bytes do not depend on the rest */
+    inject_func_stub(want, addr, addr, 0, 0, 0); /* its first 8 bytes do not depend on the rest */
     return mem_read(p->mem_fd, addr, got, sizeof(got)) == 0 && memcmp(got, want, sizeof(got)) == 0;
 }
 

@@ -95,7 +95,8 @@ static void usage(FILE *f)
           "                     under the library call; GLOB: only the functions matching\n"
           "                     it (-Lmalloc, -L=malloc or --lib-calls='str*'; repeatable);\n"
           "                     -F/-N apply too. Left out: setjmp, vfork, the context\n"
-          "                     switches and the unwinder (_Unwind_*)\n"
+          "                     switches and the unwinder (_Unwind_*,\n"
+          "                     __cxa_begin_catch)\n"
           "  -A, --args[=GLOB]  record the arguments of the traced functions matching GLOB (all\n"
           "                     without GLOB; attached: -AGLOB, -A=GLOB or --args=GLOB;\n"
           "                     repeatable), typed by their DWARF; in trace.json and\n"
@@ -279,12 +280,15 @@ static int check_detached_glob(char **argv, int word)
     if (launch_findable(glob))
         return 0;
     bool is_long = opt[1] == '-';
+    /* the option itself: --args, or the last of a cluster of short ones (-RA: -A) */
+    char name[32];
+    snprintf(name, sizeof(name), is_long ? "%s" : "-%s", is_long ? opt : opt + strlen(opt) - 1);
     char hint[PATH_MAX];
     const char *quote = strpbrk(glob, "*?[ ") ? "'" : "";
-    snprintf(hint, sizeof(hint), "write %s%s%s%s%s, then the program", opt, is_long ? "=" : "",
+    snprintf(hint, sizeof(hint), "write %s%s%s%s%s, then the program", name, is_long ? "=" : "",
              quote, glob, quote);
     err_hint(hint, "%s %s: no program '%s' to trace; a GLOB of %s is written attached", opt, glob,
-             glob, opt);
+             glob, name);
     return -1;
 }
 

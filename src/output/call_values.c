@@ -407,7 +407,7 @@ int call_values_decode(struct run_funcs *rf, uint32_t func, const struct rec_val
                 rc = attach_bytes(a, &in, (uint16_t)i);
         }
     }
-    if (rc == 0 && ret && sig->ret && ctype_strip(sig->ret)->kind != CT_VOID) {
+    if (rc == 0 && ret && ctype_strip(sig->ret) && ctype_strip(sig->ret)->kind != CT_VOID) {
         struct text t = {0};
         struct value_ctx rctx = {out.mem, out.nmem, CHUNK_RESULT, symbol_of, im};
         format_result(&t, sig->ret, &rloc, &out, &rctx);

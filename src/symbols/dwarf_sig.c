@@ -108,6 +108,13 @@ static const char *spelled(const struct ctype *t)
     return t ? (t->name ? t->name : "?") : "void";
 }
 
+/* The size of t's type under its typedefs and qualifiers: 0 for void (a qualified void too). */
+static uint64_t stripped_size(const struct ctype *t)
+{
+    const struct ctype *s = ctype_strip(t);
+    return s ? s->size : 0;
+}
+
 /* Damaged DWARF can make a typedef or qualifier refer to itself through others: ctype_strip
  * would follow that chain for ever. The type that closes the loop stands for void instead. */
 static struct ctype *alias_target(struct ctype *t, struct ctype *target)
@@ -329,7 +336,7 @@ static struct ctype *read_array(struct dwarf_sigs *d, Dwarf_Die *die, struct cty
             memcpy(suffix, dim, (size_t)n);
         }
         *a = (struct ctype){.kind = CT_ARRAY, .target = inner, .count = dims[i]};
-        a->size = dims[i] * (inner ? ctype_strip(inner)->size : 0);
+        a->size = dims[i] * stripped_size(inner);
         a->align = natural_align(inner);
         a->name = own_printf(d, "%s %s", spelled(elem), suffix);
         inner = a;
@@ -337,7 +344,7 @@ static struct ctype *read_array(struct dwarf_sigs *d, Dwarf_Die *die, struct cty
     t->kind = CT_ARRAY;
     t->target = inner;
     t->count = dims[0];
-    t->size = dims[0] * (inner ? ctype_strip(inner)->size : 0);
+    t->size = dims[0] * stripped_size(inner);
     t->align = natural_align(inner);
     t->incomplete = dims[0] == 0;
     t->name = own_printf(d, "%s [%llu]%s", spelled(elem), (unsigned long long)dims[0], suffix);
@@ -350,7 +357,7 @@ static char *spell_pointer(struct dwarf_sigs *d, Dwarf_Die *die, const struct ct
     Dwarf_Die td;
     if (target && target->kind == CT_FUNC && die_ref(die, DW_AT_type, &td))
         return own_printf(d, "%s (%s)%s", spelled(target->target), op, spell_params(d, &td));
-    if (target && ctype_strip(target)->kind == CT_ARRAY && target->kind == CT_ARRAY) {
+    if (target && target->kind == CT_ARRAY) {
         const char *br = target->name ? strchr(target->name, '[') : NULL;
         return own_printf(d, "%.*s(%s)%s", (int)(br ? br - target->name : 0), spelled(target), op,
                           br ? br : "");
@@ -386,7 +393,7 @@ static struct ctype *type_of(struct dwarf_sigs *d, Dwarf_Die *die)
         t->kind = CT_ENUM;
         t->size = die_udata(die, DW_AT_byte_size, 4);
         struct ctype *under = ref_type(d, die);
-        t->is_signed = under ? ctype_strip(under)->is_signed : false;
+        t->is_signed = ctype_strip(under) ? ctype_strip(under)->is_signed : false;
         t->align = natural_align(t);
         t->name = d->cplusplus && name ? t->name : own_printf(d, "enum %s", name ? name : "{...}");
         read_enumerators(d, die, t);

@@ -203,8 +203,9 @@ const char *elf_image_lib_call_refused(const char *name)
         if (strcmp(name, returns_twice[i]) == 0)
             return "it returns twice or switches stacks";
     /* The unwinder runs through the program's hooked frames, which its hooks mend
-     * (tracer/inject/unwind.h): its own entries must stay as they are. */
-    if (strncmp(name, "_Unwind_", 8) == 0)
+     * (tracer/inject/unwind.h, where __cxa_begin_catch is one): its own entries must stay as
+     * they are. */
+    if (strncmp(name, "_Unwind_", 8) == 0 || strcmp(name, "__cxa_begin_catch") == 0)
         return "the unwinder's";
     return NULL;
 }

@@ -57,6 +57,23 @@ for layout in "lazy:-Wl,-z,lazy" "now:-Wl,-z,now" "noplt:-fno-plt" "ibt:-fcf-pro
     fi
 done
 
+CTX="[-L -A -R, typed by the library's DWARF]"
+# plugin_sum is the library's function the program calls; plugin_square only the library calls
+build_shared plugin O1 "libcalls-plugin/libplugin.so" -Wl,-soname,libplugin.so
+build uselib O2 "$LIB" "-Wl,-rpath,$BUILD_DIR/libcalls-plugin"
+ct_run -L -A -R -- "$BIN" 3
+expect_trace
+chk check-counts -f "$CT_OUT" plugin_square=0
+"$CALLTRACE" tree "$CT_DIR" >"$T/tree.out" 2>"$T/tree.err" || fail "tree: $(cat "$T/tree.err")"
+grep -q "^ *[0-9.]* [mun]*s *plugin_sum(n=2) = 1;$" "$T/tree.out" ||
+    fail "plugin_sum's typed call is not in the tree: $(head -20 "$T/tree.out")"
+# libc's own functions typed by its debug file, where Debian's libc6-dbg is installed
+if dpkg -s libc6-dbg >/dev/null 2>&1; then
+    grep -q 'strtol(nptr=0x[0-9a-f]* "3", endptr=0x0, base=10) = 3;' "$T/tree.out" ||
+        fail "strtol's arguments are not typed by libc6-dbg: $(head -20 "$T/tree.out")"
+fi
+build libcalls O2 -Wl,-z,now
+
 CTX="[-L GLOB]"
 ct_run -L'str*' -L=malloc -- "$BIN" 40
 expect_trace

@@ -68,7 +68,8 @@ static void usage(FILE *f)
           "  -h, --help          show this help\n"
           "\n"
           "A call of a left-out function is not shown; the calls it made are shown under its\n"
-          "nearest shown caller.\n",
+          "nearest shown caller. Calls more than 100 levels deep are indented as at 100, their\n"
+          "depth written before them: \"[6580] fib(n=1);\".\n",
           f);
 }
 
@@ -141,10 +142,18 @@ static struct tree_thread *tree_thread_of(struct tree_ctx *tc, struct call_threa
     return tt;
 }
 
+/* Two spaces a level up to TREE_INDENT_MAX levels; deeper, the depth as a number after them
+ * ("[6580] "): a run 100,000 calls deep would otherwise print gigabytes of spaces (the output
+ * grew with the square of the depth), and no screen shows such an indent anyway. */
+#define TREE_INDENT_MAX 100
+
 static void put_indent(FILE *out, size_t depth)
 {
-    for (size_t i = 1; i < depth; i++)
+    size_t levels = depth < TREE_INDENT_MAX ? depth : TREE_INDENT_MAX;
+    for (size_t i = 1; i < levels; i++)
         fputs("  ", out);
+    if (depth > TREE_INDENT_MAX)
+        fprintf(out, "[%zu] ", depth);
 }
 
 /* frame->user: the number of shown calls at or above this one (its line's depth when it is

@@ -90,7 +90,7 @@ static uint64_t glob_hits(const struct elf_image *image, const char *const *glob
     uint64_t hits = 0;
     for (size_t i = 0; i < image->nfuncs; i++)
         if (!image->funcs[i].skipped)
-            hits |= func_filter_glob_hits(globs, n, image->funcs[i].name);
+            hits |= func_symbol_glob_hits(globs, n, &image->funcs[i]);
     return hits;
 }
 

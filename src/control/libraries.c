@@ -229,9 +229,9 @@ void control_note_filter_hits(struct session *s, const struct elf_image *image)
     for (size_t i = 0; i < image->nfuncs; i++) {
         if (image->funcs[i].skipped)
             continue;
-        s->stats.only_matched |= func_filter_glob_hits(f->only, f->nonly, image->funcs[i].name);
+        s->stats.only_matched |= func_symbol_glob_hits(f->only, f->nonly, &image->funcs[i]);
         s->stats.exclude_matched |=
-            func_filter_glob_hits(f->exclude, f->nexclude, image->funcs[i].name);
+            func_symbol_glob_hits(f->exclude, f->nexclude, &image->funcs[i]);
     }
     for (size_t i = 0; i < image->nifuncs; i++) {
         s->stats.only_matched |= func_filter_glob_hits(f->only, f->nonly, image->ifuncs[i].name);
@@ -265,12 +265,12 @@ static void remove_caller(struct session *s, struct process *p, uint64_t lo, uin
         p->backend->callers_changed(s, p);
 }
 
-static bool lib_call_wanted(struct session *s, const char *name)
+static bool lib_call_wanted(struct session *s, const struct func_symbol *f)
 {
     const struct trace_options *o = s->opts;
     if (!o->nlib_call_globs)
         return true;
-    uint64_t hits = func_filter_glob_hits(o->lib_call_globs, o->nlib_call_globs, name);
+    uint64_t hits = func_symbol_glob_hits(o->lib_call_globs, o->nlib_call_globs, f);
     s->stats.lib_call_globs_matched |= hits;
     return hits != 0;
 }
@@ -281,15 +281,15 @@ static void keep_lib_calls(struct session *s, struct elf_image *image)
     s->stats.lib_call_libs++;
     size_t kept = 0;
     for (size_t i = 0; i < image->nfuncs; i++) {
-        if (lib_call_wanted(s, image->funcs[i].name))
+        if (lib_call_wanted(s, &image->funcs[i]))
             image->funcs[kept++] = image->funcs[i];
         else
-            free(image->funcs[i].name);
+            func_symbol_free(&image->funcs[i]);
     }
     image->nfuncs = kept;
     kept = 0;
     for (size_t i = 0; i < image->nifuncs; i++) {
-        if (lib_call_wanted(s, image->ifuncs[i].name))
+        if (lib_call_wanted(s, &(struct func_symbol){.name = image->ifuncs[i].name}))
             image->ifuncs[kept++] = image->ifuncs[i];
         else
             free(image->ifuncs[i].name);

@@ -460,6 +460,27 @@ static char *function_name(const struct raw_symbol *raw)
     return name;
 }
 
+/* Keeps raw's name among f's aliases (-F/-N match any), once. */
+static int add_alias(struct func_symbol *f, const struct raw_symbol *raw)
+{
+    if (!raw->name[0])
+        return 0;
+    char *name = function_name(raw);
+    if (!name)
+        return -1;
+    bool known = strcmp(name, f->name) == 0;
+    for (size_t i = 0; !known && i < f->naliases; i++)
+        known = strcmp(name, f->aliases[i]) == 0;
+    char **more = known ? NULL : reallocarray(f->aliases, f->naliases + 1, sizeof(*more));
+    if (known || !more) {
+        free(name);
+        return known ? 0 : -1;
+    }
+    f->aliases = more;
+    f->aliases[f->naliases++] = name;
+    return 0;
+}
+
 /* The function and IFUNC symbols of elf's table (its .symtab, else its .dynsym): those of size 0
  * in *sizeless, the others in *raw. */
 static int read_symbols(struct elf_image *image, Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr,
@@ -528,8 +549,11 @@ static int read_functions(struct elf_image *image, Elf *elf, char *why, size_t w
         rc = image->funcs ? 0 : -1;
     }
     for (size_t i = 0; rc == 0 && i < n; i++) {
-        if (image->nfuncs && image->funcs[image->nfuncs - 1].addr == raw[i].addr)
-            continue; /* an alias: the best-ranked name came first */
+        if (image->nfuncs && image->funcs[image->nfuncs - 1].addr == raw[i].addr) {
+            /* an alias: the best-ranked name came first */
+            rc = add_alias(&image->funcs[image->nfuncs - 1], &raw[i]);
+            continue;
+        }
         struct func_symbol *f = &image->funcs[image->nfuncs++];
         f->addr = raw[i].addr;
         f->size = raw[i].size;
@@ -671,10 +695,33 @@ int elf_image_load_memory(struct elf_image *image, const char *name, void *data,
     return rc;
 }
 
+void func_symbol_free(struct func_symbol *f)
+{
+    free(f->name);
+    for (size_t i = 0; i < f->naliases; i++)
+        free(f->aliases[i]);
+    free(f->aliases);
+}
+
+bool func_symbol_selected(const struct func_filter *filter, const struct func_symbol *f)
+{
+    uint64_t only = func_symbol_glob_hits(filter->only, filter->nonly, f);
+    uint64_t exclude = func_symbol_glob_hits(filter->exclude, filter->nexclude, f);
+    return (!filter->nonly || only) && !exclude;
+}
+
+uint64_t func_symbol_glob_hits(const char *const *globs, size_t n, const struct func_symbol *f)
+{
+    uint64_t hits = func_filter_glob_hits(globs, n, f->name);
+    for (size_t i = 0; i < f->naliases; i++)
+        hits |= func_filter_glob_hits(globs, n, f->aliases[i]);
+    return hits;
+}
+
 void elf_image_free(struct elf_image *image)
 {
     for (size_t i = 0; i < image->nfuncs; i++)
-        free(image->funcs[i].name);
+        func_symbol_free(&image->funcs[i]);
     free(image->funcs);
     for (size_t i = 0; i < image->nifuncs; i++)
         free(image->ifuncs[i].name);

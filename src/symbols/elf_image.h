@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "symbols/func_filter.h"
+
 struct func_symbol {
     uint64_t addr; /* link-time address (st_value); add the load bias for the runtime one */
     uint64_t size;
@@ -13,6 +15,8 @@ struct func_symbol {
     bool skipped; /* C runtime start-up code: known but never traced */
     bool unnamed; /* from the unwind table alone: named func_0xADDRESS */
     bool lib_call; /* -L: a library's public function, traced when the program calls it */
+    char **aliases; /* its other names at the same address (__getpid for getpid), demangled */
+    size_t naliases;
 };
 
 struct exec_segment {
@@ -43,6 +47,13 @@ struct elf_image {
     size_t nifuncs;
     bool lib_calls; /* loaded by elf_image_load_exports: every function is a lib_call */
 };
+
+/* Frees f's names. */
+void func_symbol_free(struct func_symbol *f);
+/* Do -F/-N select f, by its name or any of its aliases (-F: one of them matches, -N: none)? */
+bool func_symbol_selected(const struct func_filter *filter, const struct func_symbol *f);
+/* func_filter_glob_hits over f's names. */
+uint64_t func_symbol_glob_hits(const char *const *globs, size_t n, const struct func_symbol *f);
 
 /* Loads path; on failure prints one "calltrace: PATH: WHY" line and returns -1. */
 int elf_image_load(struct elf_image *image, const char *path);

@@ -85,6 +85,17 @@ expect_trace
 [ "$(query counts | tr '\n' ' ')" = "getpid 40 round_of 40 " ] ||
     fail "expected getpid and round_of: $(query counts | tr '\n' ' ')"
 
+CTX="[-F by an alias, -l]"
+# glibc's getpid is also __getpid, strdup __strdup: shown by their public names, selected by any
+ct_run -l 'libc.so*' -F __getpid -F __strdup -F round_of -- "$BIN" 4
+expect_trace
+[ "$(query counts | tr '\n' ' ')" = "getpid 4 round_of 4 strdup 20 " ] ||
+    fail "expected getpid, round_of and strdup: $(query counts | tr '\n' ' ')"
+CTX="[-L by an alias]"
+ct_run -L__getpid -L__libc_calloc -- "$BIN" 4
+expect_trace
+chk check-counts getpid=4 calloc=4 strdup=0 round_of=4
+
 CTX="[-L GLOB matching nothing]"
 ct_run -L'no_such_function*' -- "$BIN" 4
 expect_rc 0

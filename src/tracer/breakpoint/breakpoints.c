@@ -155,7 +155,7 @@ static long insert_segment(struct session *s, struct process *p, pid_t tid,
         const struct func_symbol *f = &image->funcs[i];
         if (f->addr < seg->vaddr || f->addr >= seg->vaddr + seg->memsz)
             continue;
-        if (!func_filter_selects(&s->opts->filter, f->name)) {
+        if (!func_symbol_selected(&s->opts->filter, f)) {
             dbg(DBG_SYMBOLS, 2, "leaving out %s: -F/-N", f->name);
             continue;
         }

@@ -513,7 +513,7 @@ static void say_plan(const struct plan *pl, const char *name)
 
 static bool wanted(struct session *s, const struct func_symbol *f)
 {
-    if (!func_filter_selects(&s->opts->filter, f->name)) {
+    if (!func_symbol_selected(&s->opts->filter, f)) {
         dbg(DBG_SYMBOLS, 2, "leaving out %s: -F/-N", f->name);
         return false;
     }

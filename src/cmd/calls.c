@@ -19,6 +19,7 @@
 #include "cmd/commands.h"
 #include "output/call_dirs.h"
 #include "output/run_dir.h"
+#include "symbols/demangle.h"
 #include "util/duration.h"
 #include "util/json_string.h"
 #include "util/log.h"
@@ -366,6 +367,13 @@ static bool names_function(const char *name, const char *func)
     return same;
 }
 
+/* FUNC is a C++ name without its parameter list: parse for parse(int). */
+static bool names_without_params(const char *name, const char *func)
+{
+    size_t at = demangled_params_at(name);
+    return name[at] && strlen(func) == at && strncmp(name, func, at) == 0;
+}
+
 static int one_call(const char *run, cJSON *index, const char *func, const char *number,
                     struct calls_opts *o)
 {
@@ -373,9 +381,23 @@ static int one_call(const char *run, cJSON *index, const char *func, const char 
     if (cli_number("N", number, 1, UINT32_MAX, &n) < 0)
         return 2;
     const cJSON *f, *funcs = cJSON_GetObjectItemCaseSensitive(index, "functions");
-    const cJSON *found = NULL;
-    cJSON_ArrayForEach(f, funcs) if (str_of(f, "name") && names_function(str_of(f, "name"), func))
-        found = f;
+    const cJSON *found = NULL, *bare = NULL;
+    int nbare = 0;
+    cJSON_ArrayForEach(f, funcs)
+    {
+        const char *name = str_of(f, "name");
+        if (name && names_function(name, func))
+            found = f;
+        else if (name && names_without_params(name, func))
+            bare = f, nbare++;
+    }
+    if (!found && nbare > 1) {
+        err_hint("give its whole name, as calltrace calls RUN lists it",
+                 "%s: %s names %d overloads", run, func, nbare);
+        return 1;
+    }
+    if (!found)
+        found = bare;
     if (!found) {
         err_hint("calltrace calls RUN lists them", "%s: no arguments of %s were recorded", run,
                  func);

@@ -22,6 +22,7 @@
 #include "record/clock.h"
 #include "cmd/commands.h"
 #include "output/call_values.h"
+#include "symbols/demangle.h"
 #include "util/duration.h"
 #include "util/log.h"
 #include "util/text_escape.h"
@@ -30,6 +31,7 @@ struct tree_cli {
     const char *run;
     struct profile_filter filter; /* -F, -N, -D, --tid */
     bool srcline;
+    bool short_names; /* --short-names */
 };
 
 struct tree_thread {
@@ -65,21 +67,26 @@ static void usage(FILE *f)
     fputs("      --srcline       where each function is defined, \"/* file:line */\" after its\n"
           "                      call (from DWARF), and with a run recorded with --callsites\n"
           "                      the line it was called from (\"called from file:line\")\n"
+          "      --short-names   C++ names with their template arguments emptied\n"
+          "                      (std::vector<>::push_back)\n"
           "  -h, --help          show this help\n"
           "\n"
+          "A C++ function is shown without its parameter list, which the parentheses of\n"
+          "its arguments take the place of: parse(s=...), not parse(std::string const&).\n"
           "A call of a left-out function is not shown; the calls it made are shown under its\n"
           "nearest shown caller. Calls more than 100 levels deep are indented as at 100, their\n"
           "depth written before them: \"[6580] fib(n=1);\".\n",
           f);
 }
 
-enum { OPT_SRCLINE = 0x900 };
+enum { OPT_SRCLINE = 0x900, OPT_SHORT_NAMES };
 
 static int parse_args(int argc, char **argv, struct tree_cli *cli)
 {
     static const struct option longopts[] = {
         CLI_FILTER_LONG_OPTIONS,
         {"srcline", no_argument, NULL, OPT_SRCLINE},
+        {"short-names", no_argument, NULL, OPT_SHORT_NAMES},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -94,6 +101,9 @@ static int parse_args(int argc, char **argv, struct tree_cli *cli)
         switch (c) {
         case OPT_SRCLINE:
             cli->srcline = true;
+            break;
+        case OPT_SHORT_NAMES:
+            cli->short_names = true;
             break;
         case 'h':
             usage(stdout);
@@ -235,8 +245,23 @@ static void put_srcline(struct tree_ctx *tc, FILE *out, const struct replay *r, 
         cli_put_srcline(out, defined ? " called from " : " /* called from ", &from, " */");
 }
 
-/* sym's name as text output shows it (util/text_escape.h), escaped once per function: tree
- * prints a line per call. */
+/* A function's name as the tree shows it: without a C++ parameter list, which the call's own
+ * parentheses follow ("parse(s=...)", not "parse(std::string const&)(s=...)"); --short-names:
+ * template arguments emptied too; escaped for text output (util/text_escape.h). */
+static char *shown_name(const struct tree_ctx *tc, const char *name)
+{
+    char plain[4096];
+    size_t at = demangled_params_at(name);
+    snprintf(plain, sizeof(plain), "%.*s", (int)at, name);
+    if (tc->cli->short_names) {
+        char brief[4096];
+        demangled_short_name(plain, SIZE_MAX, brief, sizeof(brief));
+        return text_escape_dup(brief, TEXT_NAME);
+    }
+    return text_escape_dup(plain, TEXT_NAME);
+}
+
+/* sym's name as text output shows it, made once per function: tree prints a line per call. */
 static void put_name(struct tree_ctx *tc, FILE *out, const struct replay *r, uint32_t sym)
 {
     if (sym >= tc->nnames_shown) {
@@ -249,7 +274,7 @@ static void put_name(struct tree_ctx *tc, FILE *out, const struct replay *r, uin
         }
     }
     if (sym < tc->nnames_shown && !tc->names_shown[sym])
-        tc->names_shown[sym] = text_escape_dup(replay_sym(r, sym)->name, TEXT_NAME);
+        tc->names_shown[sym] = shown_name(tc, replay_sym(r, sym)->name);
     if (sym < tc->nnames_shown && tc->names_shown[sym])
         fputs(tc->names_shown[sym], out);
     else /* out of memory: escaped each time */

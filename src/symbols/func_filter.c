@@ -1,13 +1,29 @@
 #include "symbols/func_filter.h"
 
 #include <fnmatch.h>
+#include <string.h>
+
+#include "symbols/demangle.h"
 
 #include "util/log.h"
+
+bool func_glob_matches(const char *glob, const char *name)
+{
+    if (fnmatch(glob, name, 0) == 0)
+        return true;
+    size_t at = demangled_params_at(name);
+    char bare[1024];
+    if (!name[at] || at >= sizeof(bare))
+        return false;
+    memcpy(bare, name, at);
+    bare[at] = '\0';
+    return fnmatch(glob, bare, 0) == 0;
+}
 
 static bool matches_any(const char *const *globs, size_t n, const char *name)
 {
     for (size_t i = 0; i < n; i++)
-        if (fnmatch(globs[i], name, 0) == 0)
+        if (func_glob_matches(globs[i], name))
             return true;
     return false;
 }
@@ -38,7 +54,7 @@ uint64_t func_filter_glob_hits(const char *const *globs, size_t n, const char *n
 {
     uint64_t hits = 0;
     for (size_t i = 0; i < n; i++)
-        if (fnmatch(globs[i], name, 0) == 0)
+        if (func_glob_matches(globs[i], name))
             hits |= 1ull << i;
     return hits;
 }

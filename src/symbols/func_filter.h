@@ -19,7 +19,10 @@ struct func_filter {
  * for an empty glob or a full list. */
 int glob_list_add(const char **list, size_t *n, int opt, const char *glob);
 
-/* Globs as fnmatch(3) reads them, against the demangled name. */
+/* Does glob match name, a demangled name, as it is or without its parameter list (-F parse
+ * matches parse(int))? fnmatch(3) rules. */
+bool func_glob_matches(const char *glob, const char *name);
+/* Globs as func_glob_matches reads them. */
 bool func_filter_selects(const struct func_filter *f, const char *name);
 /* Bit i set when globs[i] matches name: which patterns found something, to warn of the rest. */
 uint64_t func_filter_glob_hits(const char *const *globs, size_t n, const char *name);

@@ -1,4 +1,5 @@
 /* demangled_short_name: what a graph's node shows of a C++ name. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "symbols/demangle.h"
@@ -38,6 +39,38 @@ int main(void)
     check_short("compute(int) [clone .constprop.0]", 60, "compute() [clone .constprop.0]");
     check_short("a::very::long_namespace::with::many::levels::Klass::method(int)", 24,
                 "...vels::Klass::method()");
+    static const struct {
+        const char *name;
+        size_t at;
+    } params[] = {
+        {"main", 4},
+        {"parse(int)", 5},
+        {"geo::Circle::area() const", 17},
+        {"Matrix::operator()(int, int)", 18},
+        {"Matrix::operator()()", 18},
+        {"operator<<(std::ostream&, Point const&)", 10},
+        {"Point::operator<(Point const&) const", 16},
+        {"run(int)::{lambda(int)#1}::operator()(int) const", 37},
+        {"(anonymous namespace)::parse(char const*, int)", 28},
+        {"std::vector<int, std::allocator<int> >::push_back(int const&)", 49},
+        {"compute(int) [clone .constprop.0]", 7},
+        {"global constructors keyed to setup()", 34},
+    };
+    for (size_t i = 0; i < sizeof(params) / sizeof(params[0]); i++) {
+        size_t at = demangled_params_at(params[i].name);
+        unit_checks++;
+        if (at != params[i].at) {
+            unit_failures++;
+            fprintf(stderr, "parameters of '%s' at %zu, expected %zu\n", params[i].name, at,
+                    params[i].at);
+        }
+    }
+    char *ctor = demangle("_GLOBAL__sub_I__Z5setupv");
+    CHECK(ctor && strcmp(ctor, "global constructors keyed to setup()") == 0);
+    free(ctor);
+    ctor = demangle("_GLOBAL__sub_I_main.cc");
+    CHECK(ctor && strcmp(ctor, "global constructors keyed to main.cc") == 0);
+    free(ctor);
     char small[8];
     demangled_short_name("std::vector<int>::size() const", 60, small, sizeof(small));
     CHECK(strcmp(small, "std::ve") == 0); /* cut to the buffer, terminated */

@@ -40,7 +40,7 @@ PY
 }
 
 C_FUNCS="square integers wide chars enums floats half ldouble boxed strings pointers call_fn points
-mixed bigs named unions many arrays nothing variadic"
+mixed bigs named unions many arrays nothing variadic packs repack"
 for opt in O0 O2; do
     CTX="[argtypes -$opt]"
     build argtypes "$opt"

@@ -179,6 +179,21 @@ TRACED void nothing(void)
 {
     USE(0);
 }
+/* unaligned members: passed and returned in memory, whatever their size (the ABI's MEMORY) */
+struct __attribute__((packed)) packed {
+    char c;
+    int i;
+    short s;
+};
+TRACED int packs(struct packed p, int after)
+{
+    USE(p.i);
+    return p.i + after;
+}
+TRACED struct packed repack(int v)
+{
+    return (struct packed){'p', v, (short)-v};
+}
 TRACED int variadic(const char *fmt, int n, ...)
 {
     va_list ap;
@@ -219,5 +234,7 @@ int main(void)
     USE(arrays(&nums));
     nothing();
     USE(variadic("ints", 3, 10, 20, 30));
+    USE(packs((struct packed){'q', 123456, -7}, 11));
+    USE(repack(99).i);
     return 0;
 }

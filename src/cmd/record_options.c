@@ -370,9 +370,9 @@ int record_parse_args(int argc, char **argv, struct record_cli *cli)
             break;
         case 'L':
             cli->opts.trace.lib_calls = true;
-            if (optarg && glob_list_add(cli->opts.trace.lib_call_globs,
-                                        &cli->opts.trace.nlib_call_globs, 'L',
-                                        *optarg == '=' ? optarg + 1 : optarg) < 0)
+            if (optarg &&
+                glob_list_add(cli->opts.trace.lib_call_globs, &cli->opts.trace.nlib_call_globs, 'L',
+                              *optarg == '=' ? optarg + 1 : optarg) < 0)
                 return -1;
             bare_args_end = optarg ? 0 : optind;
             break;

@@ -48,7 +48,7 @@ static char *demangle_global_ctor(const char *name)
 
 char *demangle(const char *name)
 {
-    char *plain = strncmp(name, "_Z", 2) == 0 ? demangle_mangled(name)
+    char *plain = strncmp(name, "_Z", 2) == 0         ? demangle_mangled(name)
                   : strncmp(name, "_GLOBAL_", 8) == 0 ? demangle_global_ctor(name)
                                                       : NULL;
     return plain ? plain : strdup(name);

@@ -195,9 +195,9 @@ const char *elf_image_lib_call_refused(const char *name)
     /* Hooked, their second return (or the return into another context) would come back
      * through a trampoline whose call already ended. */
     static const char *const returns_twice[] = {
-        "setjmp",      "_setjmp",   "__sigsetjmp", "sigsetjmp", "savectx",   "vfork",
-        "__vfork",     "getcontext", "setcontext", "swapcontext", "clone",   "__clone",
-        "clone3",      "longjmp",   "_longjmp",    "siglongjmp", "__longjmp_chk",
+        "setjmp",  "_setjmp",    "__sigsetjmp", "sigsetjmp",   "savectx",       "vfork",
+        "__vfork", "getcontext", "setcontext",  "swapcontext", "clone",         "__clone",
+        "clone3",  "longjmp",    "_longjmp",    "siglongjmp",  "__longjmp_chk",
     };
     for (size_t i = 0; i < sizeof(returns_twice) / sizeof(returns_twice[0]); i++)
         if (strcmp(name, returns_twice[i]) == 0)

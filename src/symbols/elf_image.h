@@ -11,10 +11,10 @@
 struct func_symbol {
     uint64_t addr; /* link-time address (st_value); add the load bias for the runtime one */
     uint64_t size;
-    char *name;   /* demangled */
-    bool skipped; /* C runtime start-up code: known but never traced */
-    bool unnamed; /* from the unwind table alone: named func_0xADDRESS */
-    bool lib_call; /* -L: a library's public function, traced when the program calls it */
+    char *name;     /* demangled */
+    bool skipped;   /* C runtime start-up code: known but never traced */
+    bool unnamed;   /* from the unwind table alone: named func_0xADDRESS */
+    bool lib_call;  /* -L: a library's public function, traced when the program calls it */
     char **aliases; /* its other names at the same address (__getpid for getpid), demangled */
     size_t naliases;
 };

@@ -7,8 +7,14 @@
 static unsigned long n_parse_int, n_parse_str, n_area, n_twice_int, n_twice_double, n_setup;
 
 template <typename T> static void count_twice();
-template <> void count_twice<int>() { COUNT(n_twice_int); }
-template <> void count_twice<double>() { COUNT(n_twice_double); }
+template <> void count_twice<int>()
+{
+    COUNT(n_twice_int);
+}
+template <> void count_twice<double>()
+{
+    COUNT(n_twice_double);
+}
 
 TRACED int parse(int v)
 {
@@ -22,7 +28,8 @@ TRACED int parse(const char *s)
     return atoi(s);
 }
 
-namespace geo {
+namespace geo
+{
 struct Circle {
     double r;
     TRACED double area() const;

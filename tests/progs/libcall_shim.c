@@ -25,8 +25,7 @@ extern void *__libc_malloc(size_t);
 extern void __libc_free(void *);
 
 enum { F_CALLOC, F_STRDUP, F_GETPID, F_QSORT, F_MALLOC, F_FREE, F_COUNT };
-static const char *const names[F_COUNT] = {"calloc", "strdup", "getpid",
-                                           "qsort",  "malloc", "free"};
+static const char *const names[F_COUNT] = {"calloc", "strdup", "getpid", "qsort", "malloc", "free"};
 static unsigned long calls[F_COUNT];
 static uintptr_t exe_lo, exe_hi;
 

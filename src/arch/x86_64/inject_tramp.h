@@ -72,7 +72,8 @@ extern const size_t inject_blob_main_ctl_off;
 
 /* Fills code[0..FUNC_RELOC_OFF) for a function placed at at (stub and descriptor), whose
  * relocated copy is at at + FUNC_RELOC_OFF; blob_entry is the blob's entry in the program
- * (its args entry when table, the function's capture table, is not 0); flags: DESC_LIB_CALL or 0. */
+ * (its args entry when table, the function's capture table, is not 0); flags: DESC_LIB_CALL
+ * or 0. */
 void inject_func_stub(uint8_t *code, uint64_t at, uint64_t blob_entry, uint32_t func,
                       uint64_t table, uint8_t flags);
 

@@ -1,7 +1,7 @@
 /* -l and -L under the inject engine: control/libraries.c follows the dynamic linker for both
- * engines and asks here to trace a library's functions. Each library gets a code region of its own within a
- * jump of it, with a copy of the blob (the stubs reach it with a rel32 jump), and its entries
- * are patched like the executable's; what cannot be patched gets a breakpoint (patch.c).
+ * engines and asks here to trace a library's functions. Each library gets a code region of its own
+ * within a jump of it, with a copy of the blob (the stubs reach it with a rel32 jump), and its
+ * entries are patched like the executable's; what cannot be patched gets a breakpoint (patch.c).
  *
  *   dlopen  ──> _dl_debug_state stop ──> region near the library, blob copy, patches
  *   dlclose ──> _dl_debug_state stop ──> rings drained, patches forgotten (never written: the

@@ -102,15 +102,17 @@ expect_rc 0
 grep -q "^calltrace: warning: -L no_such_function\*: matches no function the program's libraries export" "$CT_ERR" ||
     fail "no clear warning: $(cat "$CT_ERR")"
 
-CTX="[-L, a static program]"
-build libcalls O2 -static
-plain_run "$BIN" 4
-ct_run -L -- "$BIN" 4
-expect_trace
-same_stdout
-chk check-counts round_of=4 release=24
-grep -q "^calltrace: warning: -L: the program loaded no shared library" "$CT_ERR" ||
-    fail "no clear warning: $(cat "$CT_ERR")"
+for static in -static -static-pie; do
+    CTX="[-L, $static]"
+    build libcalls O2 "$static"
+    plain_run "$BIN" 4
+    ct_run -L -- "$BIN" 4
+    expect_trace
+    same_stdout
+    chk check-counts round_of=4 release=24
+    grep -q "^calltrace: warning: -L: the program loaded no shared library" "$CT_ERR" ||
+        fail "no clear warning: $(cat "$CT_ERR")"
+done
 
 CTX="[-L GLOB detached]"
 ct_raw -L malloc "$BIN"

@@ -518,6 +518,21 @@ static int read_params(struct dwarf_sigs *d, Dwarf_Die *fn, struct func_sig *sig
     return 0;
 }
 
+/* Does the subprogram die start at addr? Its DW_AT_low_pc, or, for a function gcc split in hot
+ * and cold parts (-O2: a throwing path moved to .text.unlikely), one of its DW_AT_ranges. */
+static bool starts_at(Dwarf_Die *die, uint64_t addr)
+{
+    Dwarf_Addr low, base, start, end;
+    if (dwarf_lowpc(die, &low) == 0)
+        return low == addr;
+    ptrdiff_t at = 0;
+    int ranges = 0;
+    while ((at = dwarf_ranges(die, at, &base, &start, &end)) > 0 && ranges++ < 64)
+        if (start == addr)
+            return true;
+    return false;
+}
+
 static bool find_subprogram(Dwarf_Die *scope, uint64_t addr, Dwarf_Die *out, int depth)
 {
     Dwarf_Die child;
@@ -525,8 +540,7 @@ static bool find_subprogram(Dwarf_Die *scope, uint64_t addr, Dwarf_Die *out, int
         return false;
     do {
         int tag = dwarf_tag(&child);
-        Dwarf_Addr low;
-        if (tag == DW_TAG_subprogram && dwarf_lowpc(&child, &low) == 0 && low == addr) {
+        if (tag == DW_TAG_subprogram && starts_at(&child, addr)) {
             *out = child;
             return true;
         }

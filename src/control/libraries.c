@@ -245,9 +245,6 @@ void control_add_caller(struct session *s, struct process *p, uint64_t lo, uint6
     struct caller_ranges *c = &p->as->callers;
     if (!s->opts->lib_calls)
         return;
-    for (size_t i = 0; i < c->n; i++)
-        if (c->r[i].lo == lo && c->r[i].hi == hi)
-            return;
     if (!caller_ranges_add(c, lo, hi)) {
         err_msg("warning: -L: more than %d images call into libraries in process %d: the calls "
                 "of the ones after are left out",

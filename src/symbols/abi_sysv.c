@@ -15,18 +15,6 @@ static enum eb_class merge(enum eb_class a, enum eb_class b)
     return EB_INT; /* INTEGER beats SSE */
 }
 
-/* The alignment the ABI gives a value of type t (a scalar: its size; an aggregate: its widest
- * member's, as DWARF's members say, whatever packing did to the aggregate itself). */
-static uint64_t natural_alignment(const struct ctype *t)
-{
-    const struct ctype *s = ctype_strip(t);
-    if (!s)
-        return 1;
-    if (s->kind == CT_STRUCT || s->kind == CT_UNION || s->kind == CT_ARRAY)
-        return s->align ? s->align : 1;
-    return s->size >= 16 ? 16 : s->size ? s->size : 1;
-}
-
 /* Classifies the scalars of t at offset into the eightbytes cls[0..1]. */
 static void classify_into(const struct ctype *t, uint64_t offset, enum eb_class cls[2], int depth)
 {
@@ -42,7 +30,7 @@ static void classify_into(const struct ctype *t, uint64_t offset, enum eb_class 
         for (size_t i = 0; i < t->nmembers; i++) {
             const struct ctype_member *m = &t->members[i];
             /* "an object with unaligned fields has class MEMORY" (a packed struct's) */
-            if (!m->bit_size && (offset + m->offset) % natural_alignment(m->type)) {
+            if (!m->bit_size && (offset + m->offset) % ctype_natural_align(m->type)) {
                 cls[0] = EB_MEMORY;
                 return;
             }

@@ -79,6 +79,10 @@ static inline const struct ctype *ctype_strip(const struct ctype *t)
     return t;
 }
 
+/* The alignment of a value of type t: a scalar's size (up to 16), an aggregate's widest member's
+ * as DWARF lists them (whatever packing did to the aggregate itself); 1 for void. */
+unsigned ctype_natural_align(const struct ctype *t);
+
 /* Is t (stripped) a pointer to a char type, printed as a string? */
 bool ctype_is_string(const struct ctype *t);
 

@@ -152,21 +152,6 @@ static char *spell_params(struct dwarf_sigs *d, Dwarf_Die *die)
     return own_printf(d, "(%s)", buf);
 }
 
-static unsigned natural_align(const struct ctype *t)
-{
-    t = ctype_strip(t);
-    if (!t)
-        return 1;
-    switch (t->kind) {
-    case CT_STRUCT:
-    case CT_UNION:
-    case CT_ARRAY:
-        return t->align ? t->align : 1;
-    default:
-        return t->size >= 16 ? 16 : t->size ? (unsigned)t->size : 1;
-    }
-}
-
 /* "<ns::Base>" for a DW_TAG_inheritance: the base's name with its enclosing namespaces and
  * classes. dwarf_getscopes_die walks the unit from its start, which is why only base classes
  * (few) are qualified this way. */
@@ -230,7 +215,7 @@ static void read_members(struct dwarf_sigs *d, Dwarf_Die *die, struct ctype *t)
         } else {
             m->offset = die_udata(&child, DW_AT_data_member_location, 0);
         }
-        unsigned a = natural_align(m->type);
+        unsigned a = ctype_natural_align(m->type);
         align = a > align ? a : align;
     } while (dwarf_siblingof(&child, &child) == 0);
     t->align = align;
@@ -297,7 +282,7 @@ static void read_base(Dwarf_Die *die, struct ctype *t)
     default:
         t->kind = CT_UNKNOWN;
     }
-    t->align = natural_align(t);
+    t->align = ctype_natural_align(t);
 }
 
 /* Array dimensions, outermost first: int a[2][3] is an array of 2 arrays of 3 ints. */
@@ -337,7 +322,7 @@ static struct ctype *read_array(struct dwarf_sigs *d, Dwarf_Die *die, struct cty
         }
         *a = (struct ctype){.kind = CT_ARRAY, .target = inner, .count = dims[i]};
         a->size = dims[i] * stripped_size(inner);
-        a->align = natural_align(inner);
+        a->align = ctype_natural_align(inner);
         a->name = own_printf(d, "%s %s", spelled(elem), suffix);
         inner = a;
     }
@@ -345,7 +330,7 @@ static struct ctype *read_array(struct dwarf_sigs *d, Dwarf_Die *die, struct cty
     t->target = inner;
     t->count = dims[0];
     t->size = dims[0] * stripped_size(inner);
-    t->align = natural_align(inner);
+    t->align = ctype_natural_align(inner);
     t->incomplete = dims[0] == 0;
     t->name = own_printf(d, "%s [%llu]%s", spelled(elem), (unsigned long long)dims[0], suffix);
     return t;
@@ -394,7 +379,7 @@ static struct ctype *type_of(struct dwarf_sigs *d, Dwarf_Die *die)
         t->size = die_udata(die, DW_AT_byte_size, 4);
         struct ctype *under = ref_type(d, die);
         t->is_signed = ctype_strip(under) ? ctype_strip(under)->is_signed : false;
-        t->align = natural_align(t);
+        t->align = ctype_natural_align(t);
         t->name = d->cplusplus && name ? t->name : own_printf(d, "enum %s", name ? name : "{...}");
         read_enumerators(d, die, t);
         break;
@@ -443,7 +428,7 @@ static struct ctype *type_of(struct dwarf_sigs *d, Dwarf_Die *die)
         t->target = alias_target(t, ref_type(d, die));
         const struct ctype *s = ctype_strip(t->target);
         t->size = s ? s->size : 0;
-        t->align = natural_align(t->target);
+        t->align = ctype_natural_align(t->target);
         if (tag != DW_TAG_typedef) {
             const char *q = tag == DW_TAG_const_type      ? "const"
                             : tag == DW_TAG_volatile_type ? "volatile"

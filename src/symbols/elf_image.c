@@ -160,37 +160,25 @@ static bool in_exec_segment(const struct elf_image *image, uint64_t addr, uint64
     return false;
 }
 
-static Elf_Scn *find_symtab(Elf *elf, GElf_Shdr *shdr_out)
-{
-    Elf_Scn *dynsym = NULL;
-    GElf_Shdr dynshdr;
-    for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
-        GElf_Shdr shdr;
-        if (!gelf_getshdr(scn, &shdr))
-            continue;
-        if (shdr.sh_type == SHT_SYMTAB) {
-            *shdr_out = shdr;
-            return scn;
-        }
-        if (shdr.sh_type == SHT_DYNSYM && !dynsym) {
-            dynsym = scn;
-            dynshdr = shdr;
-        }
-    }
-    if (dynsym)
-        *shdr_out = dynshdr;
-    return dynsym;
-}
-
-static Elf_Scn *find_dynsym(Elf *elf, GElf_Shdr *shdr_out)
+/* The first section of this type, or NULL. */
+static Elf_Scn *find_section(Elf *elf, Elf64_Word type, GElf_Shdr *shdr_out)
 {
     for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn))
-        if (gelf_getshdr(scn, shdr_out) && shdr_out->sh_type == SHT_DYNSYM)
+        if (gelf_getshdr(scn, shdr_out) && shdr_out->sh_type == type)
             return scn;
     return NULL;
 }
 
-const char *elf_image_lib_call_refused(const char *name)
+/* .symtab, else .dynsym. */
+static Elf_Scn *find_symtab(Elf *elf, GElf_Shdr *shdr_out)
+{
+    Elf_Scn *scn = find_section(elf, SHT_SYMTAB, shdr_out);
+    return scn ? scn : find_section(elf, SHT_DYNSYM, shdr_out);
+}
+
+/* Why calls of the exported function name cannot be traced at the program's boundary (-L), or
+ * NULL. */
+static const char *lib_call_refused(const char *name)
 {
     /* Hooked, their second return (or the return into another context) would come back
      * through a trampoline whose call already ended. */
@@ -215,7 +203,7 @@ static bool exported_lib_call(const GElf_Sym *sym, const char *name)
 {
     int vis = GELF_ST_VISIBILITY(sym->st_other);
     return GELF_ST_BIND(sym->st_info) != STB_LOCAL && vis != STV_HIDDEN && vis != STV_INTERNAL &&
-           !elf_image_lib_call_refused(name);
+           !lib_call_refused(name);
 }
 
 /* Prefers a global name over a weak or local alias of the same address, and then a public
@@ -240,10 +228,8 @@ static int binding_rank(unsigned char info)
 static Elf_Data *find_versyms(Elf *elf)
 {
     GElf_Shdr shdr;
-    for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn))
-        if (gelf_getshdr(scn, &shdr) && shdr.sh_type == SHT_GNU_versym)
-            return elf_getdata(scn, NULL);
-    return NULL;
+    Elf_Scn *scn = find_section(elf, SHT_GNU_versym, &shdr);
+    return scn ? elf_getdata(scn, NULL) : NULL;
 }
 
 struct raw_symbol {
@@ -537,7 +523,7 @@ static int read_functions(struct elf_image *image, Elf *elf, char *why, size_t w
 {
     GElf_Shdr shdr;
     /* -L: the exported functions alone, which only .dynsym tells apart */
-    Elf_Scn *scn = image->lib_calls ? find_dynsym(elf, &shdr) : find_symtab(elf, &shdr);
+    Elf_Scn *scn = image->lib_calls ? find_section(elf, SHT_DYNSYM, &shdr) : find_symtab(elf, &shdr);
     struct raw_symbol *raw = NULL, *sizeless = NULL;
     size_t n = 0, nsizeless = 0;
     int rc = read_symbols(image, elf, scn, &shdr, &raw, &n, &sizeless, &nsizeless);

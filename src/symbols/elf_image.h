@@ -58,11 +58,9 @@ uint64_t func_symbol_glob_hits(const char *const *globs, size_t n, const struct 
 /* Loads path; on failure prints one "calltrace: PATH: WHY" line and returns -1. */
 int elf_image_load(struct elf_image *image, const char *path);
 /* -L: the same with only the functions (and IFUNCs) .dynsym exports, under their public names,
- * each a lib_call; those no program may have hooked (elf_image_lib_call_refused) left out. */
+ * each a lib_call; those no program may have hooked left out: the ones that return twice
+ * (setjmp, vfork) or switch stacks (swapcontext), and the unwinder's. */
 int elf_image_load_exports(struct elf_image *image, const char *path);
-/* Why calls of the exported function name cannot be traced at the program's boundary, or NULL:
- * it returns twice (setjmp, vfork), switches stacks (swapcontext), or is the unwinder's. */
-const char *elf_image_lib_call_refused(const char *name);
 /* The same without the symbols (no funcs, no ifuncs): a quick look at a library that may not
  * be traced at all. */
 int elf_image_load_headers(struct elf_image *image, const char *path);

@@ -131,6 +131,9 @@ bool caller_ranges_has(const struct caller_ranges *c, uint64_t addr)
 
 bool caller_ranges_add(struct caller_ranges *c, uint64_t lo, uint64_t hi)
 {
+    for (size_t k = 0; k < c->n; k++)
+        if (c->r[k].lo == lo && c->r[k].hi == hi)
+            return true;
     size_t i = 0;
     while (i < c->n && c->r[i].hi)
         i++;

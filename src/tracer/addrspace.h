@@ -70,7 +70,7 @@ struct caller_ranges {
 
 /* Is addr in one of them? */
 bool caller_ranges_has(const struct caller_ranges *c, uint64_t addr);
-/* Adds [lo, hi) (false: no room), or empties it. */
+/* Adds [lo, hi) unless it is there already (false: no room), or empties it. */
 bool caller_ranges_add(struct caller_ranges *c, uint64_t lo, uint64_t hi);
 void caller_ranges_remove(struct caller_ranges *c, uint64_t lo, uint64_t hi);
 

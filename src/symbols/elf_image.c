@@ -523,7 +523,8 @@ static int read_functions(struct elf_image *image, Elf *elf, char *why, size_t w
 {
     GElf_Shdr shdr;
     /* -L: the exported functions alone, which only .dynsym tells apart */
-    Elf_Scn *scn = image->lib_calls ? find_section(elf, SHT_DYNSYM, &shdr) : find_symtab(elf, &shdr);
+    Elf_Scn *scn =
+        image->lib_calls ? find_section(elf, SHT_DYNSYM, &shdr) : find_symtab(elf, &shdr);
     struct raw_symbol *raw = NULL, *sizeless = NULL;
     size_t n = 0, nsizeless = 0;
     int rc = read_symbols(image, elf, scn, &shdr, &raw, &n, &sizeless, &nsizeless);
